@@ -1,0 +1,12 @@
+"""Environment shared by the tests and the kernels that nbval starts (they inherit it).
+
+tools/nb_refs.py sets the same variables when it makes the reference notebooks, so a page
+runs in the same environment when its reference is made and when nbval compares against it.
+"""
+
+import os
+
+os.environ["PYTHONHASHSEED"] = "0"  # stable ordering of sets and str-keyed dicts
+os.environ["OMP_NUM_THREADS"] = "1"  # same reduction order as the reference run
+os.environ.setdefault("BOOK_SIZE", "small")  # the one size switch: small problems in tests
+os.environ.pop("MPLBACKEND", None)  # Agg would drop inline figures from executed pages

@@ -1,0 +1,55 @@
+"""The one size switch: small problems in CI and on a CPU, full problems on a GPU.
+
+Every lab and measurement in the book chooses its problem sizes through :func:`pick`, which
+reads one environment variable, ``BOOK_SIZE``:
+
+* ``BOOK_SIZE=small``: small sizes (CI, the test suite and the reference notebooks set this);
+* ``BOOK_SIZE=full``: full sizes;
+* unset: full sizes where a CUDA GPU is usable, small sizes otherwise.
+
+``BOOK_FORCE_CPU=1`` hides a GPU, so the CPU tier of a lab can be exercised on a GPU machine.
+
+>>> import os
+>>> os.environ["BOOK_SIZE"] = "small"
+>>> pick(small=1 << 20, full=1 << 28)
+1048576
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TypeVar
+
+__all__ = ["size_tier", "pick", "has_cuda", "SIZE_ENV", "FORCE_CPU_ENV"]
+
+SIZE_ENV = "BOOK_SIZE"
+FORCE_CPU_ENV = "BOOK_FORCE_CPU"
+_TIERS = ("small", "full")
+
+T = TypeVar("T")
+
+
+def has_cuda() -> bool:
+    """True if torch is importable, sees a CUDA device, and ``BOOK_FORCE_CPU`` is not set."""
+    if os.environ.get(FORCE_CPU_ENV) == "1":
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def size_tier() -> str:
+    """The size tier in force: ``"small"`` or ``"full"``."""
+    value = os.environ.get(SIZE_ENV, "").strip().lower()
+    if value in _TIERS:
+        return value
+    if value:
+        raise ValueError(f"{SIZE_ENV} must be one of {_TIERS} or unset, got {value!r}")
+    return "full" if has_cuda() else "small"
+
+
+def pick(*, small: T, full: T) -> T:
+    """Return ``small`` or ``full`` according to :func:`size_tier`."""
+    return small if size_tier() == "small" else full

@@ -1,0 +1,259 @@
+"""Hardware specifications as data, each with its source and the date it was read.
+
+No model function in this package types a peak rate or a bandwidth: it takes one as an
+argument, and pages pass a field of a spec defined here. Dense and sparse (2:4 structured
+sparsity) tensor-core peaks are separate fields, because vendor datasheets print the sparse
+figure first and a reader who divides by it gets a utilization half of the true one.
+
+Conventions:
+
+* rates in FLOP/s (integer formats in operations/s, stored under the same name);
+* capacities in bytes and bandwidths in bytes/s, decimal, as the datasheets print them;
+* link bandwidths are stored as the datasheet's *bidirectional* total, with the
+  per-direction figure derived (``LinkSpec.per_direction_bytes_per_s``);
+* ``retrieved`` is the date the numbers were last checked against the source.
+
+>>> from helpers.specs import H100_SXM
+>>> H100_SXM.peak_flop_per_s("bf16") / 1e12
+989.4
+>>> H100_SXM.peak_flop_per_s("bf16", sparse=True) / 1e12
+1978.9
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+__all__ = [
+    "LinkSpec", "GPUSpec", "PCIE_GEN4_X16", "PCIE_GEN5_X16", "NVLINK3_A100",
+    "NVLINK4_H100", "NVLINK5_B200", "A100_SXM_80GB", "H100_SXM", "H200_SXM", "B200_HGX",
+    "GPUS", "PRECISIONS", "gpu",
+]
+
+#: Names of the number formats a peak can be asked for, in the order tables show them.
+PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A point-to-point link as a datasheet states it."""
+
+    name: str
+    bidirectional_bytes_per_s: float  # both directions together, as printed
+    source: str
+    retrieved: str  # ISO date
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.bidirectional_bytes_per_s > 0:
+            raise ValueError(
+                f"bidirectional_bytes_per_s must be > 0, got {self.bidirectional_bytes_per_s!r}"
+            )
+
+    @property
+    def per_direction_bytes_per_s(self) -> float:
+        """Bandwidth in one direction (bytes/s): half the bidirectional total."""
+        return self.bidirectional_bytes_per_s / 2
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """One accelerator's datasheet numbers.
+
+    ``dense_flop_per_s`` and ``sparse_flop_per_s`` map a precision name from
+    :data:`PRECISIONS` to a peak rate. A precision the part does not support is absent.
+    """
+
+    name: str
+    architecture: str
+    form_factor: str
+    hbm_bytes: float  # HBM capacity, decimal bytes
+    hbm_bytes_per_s: float  # peak HBM bandwidth, decimal bytes/s
+    dense_flop_per_s: Mapping[str, float]
+    sparse_flop_per_s: Mapping[str, float]
+    nvlink: LinkSpec | None
+    pcie: LinkSpec | None
+    tdp_w: float  # maximum board power, watts
+    source: str
+    retrieved: str  # ISO date
+    note: str = ""
+    sm_count: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("hbm_bytes", "hbm_bytes_per_s", "tdp_w"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"{self.name}: {name} must be > 0, got {value!r}")
+        for table_name in ("dense_flop_per_s", "sparse_flop_per_s"):
+            table = getattr(self, table_name)
+            for key, value in table.items():
+                if key not in PRECISIONS:
+                    raise ValueError(f"{self.name}: unknown precision {key!r} in {table_name}")
+                if not value > 0:
+                    raise ValueError(f"{self.name}: {table_name}[{key!r}] must be > 0")
+            object.__setattr__(self, table_name, MappingProxyType(dict(table)))
+        for key, value in self.sparse_flop_per_s.items():
+            dense = self.dense_flop_per_s.get(key)
+            if dense is None or value < dense:
+                raise ValueError(f"{self.name}: sparse {key} peak must be >= its dense peak")
+
+    def peak_flop_per_s(self, precision: str, *, sparse: bool = False) -> float:
+        """Peak rate (FLOP/s) for ``precision``; dense unless ``sparse=True``.
+
+        Raises ``ValueError`` if the part has no such peak.
+        """
+        table = self.sparse_flop_per_s if sparse else self.dense_flop_per_s
+        if precision not in table:
+            kind = "sparse" if sparse else "dense"
+            raise ValueError(
+                f"{self.name} has no {kind} peak for precision {precision!r}; "
+                f"known: {sorted(table)}"
+            )
+        return table[precision]
+
+    def ridge_intensity_flop_per_byte(self, precision: str = "bf16") -> float:
+        """Dense peak over HBM bandwidth (FLOP/byte): the roofline's ridge point."""
+        return self.peak_flop_per_s(precision) / self.hbm_bytes_per_s
+
+
+_T = 1e12
+
+# --- Links -----------------------------------------------------------------------------
+
+PCIE_GEN4_X16 = LinkSpec(
+    name="PCIe Gen4 x16",
+    bidirectional_bytes_per_s=64e9,
+    source="NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)",
+    retrieved="2026-11-30",
+    note="NVIDIA rounds 16 GT/s x 16 lanes (128b/130b encoding) to 32 GB/s each way.",
+)
+PCIE_GEN5_X16 = LinkSpec(
+    name="PCIe Gen5 x16",
+    bidirectional_bytes_per_s=128e9,
+    source="NVIDIA H100 Tensor Core GPU datasheet (SXM column, 'Interconnect')",
+    retrieved="2026-11-30",
+    note="32 GT/s x 16 lanes, rounded to 64 GB/s each way.",
+)
+NVLINK3_A100 = LinkSpec(
+    name="NVLink 3 (A100)",
+    bidirectional_bytes_per_s=600e9,
+    source="NVIDIA A100 Tensor Core GPU datasheet; NVIDIA A100 architecture whitepaper (12 links)",
+    retrieved="2026-11-30",
+)
+NVLINK4_H100 = LinkSpec(
+    name="NVLink 4 (H100/H200)",
+    bidirectional_bytes_per_s=900e9,
+    source="NVIDIA H100 and H200 Tensor Core GPU datasheets (SXM columns)",
+    retrieved="2026-11-30",
+    note="18 links; the total of both directions.",
+)
+NVLINK5_B200 = LinkSpec(
+    name="NVLink 5 (B200)",
+    bidirectional_bytes_per_s=1.8e12,
+    source="NVIDIA HGX B200 specifications (nvidia.com/en-us/data-center/hgx)",
+    retrieved="2026-11-30",
+)
+
+# --- GPUs ------------------------------------------------------------------------------
+
+A100_SXM_80GB = GPUSpec(
+    name="A100 SXM 80GB",
+    architecture="Ampere (GA100)",
+    form_factor="SXM4",
+    hbm_bytes=80e9,
+    hbm_bytes_per_s=2039e9,
+    dense_flop_per_s={"fp64": 9.7 * _T, "fp64_tensor": 19.5 * _T, "fp32": 19.5 * _T,
+                      "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T, "int8": 624 * _T},
+    sparse_flop_per_s={"tf32": 312 * _T, "bf16": 624 * _T, "fp16": 624 * _T, "int8": 1248 * _T},
+    nvlink=NVLINK3_A100,
+    pcie=PCIE_GEN4_X16,
+    tdp_w=400,
+    sm_count=108,
+    source="https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+           "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+    retrieved="2026-11-30",
+    note="Datasheet marks sparse figures with an asterisk; dense = sparse / 2.",
+)
+
+H100_SXM = GPUSpec(
+    name="H100 SXM",
+    architecture="Hopper (GH100)",
+    form_factor="SXM5",
+    hbm_bytes=80e9,
+    hbm_bytes_per_s=3.35e12,
+    dense_flop_per_s={"fp64": 34 * _T, "fp64_tensor": 67 * _T, "fp32": 67 * _T,
+                      "tf32": 494.7 * _T, "bf16": 989.4 * _T, "fp16": 989.4 * _T,
+                      "fp8": 1978.9 * _T, "int8": 1978.9 * _T},
+    sparse_flop_per_s={"tf32": 989.4 * _T, "bf16": 1978.9 * _T, "fp16": 1978.9 * _T,
+                       "fp8": 3957.8 * _T, "int8": 3957.8 * _T},
+    nvlink=NVLINK4_H100,
+    pcie=PCIE_GEN5_X16,
+    tdp_w=700,
+    sm_count=132,
+    source="https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
+    retrieved="2026-11-30",
+    note="The datasheet prints sparse peaks rounded (1,979 TFLOPS bf16); the unrounded values "
+         "here are those of the Hopper architecture whitepaper's table.",
+)
+
+H200_SXM = GPUSpec(
+    name="H200 SXM",
+    architecture="Hopper (GH100)",
+    form_factor="SXM5",
+    hbm_bytes=141e9,
+    hbm_bytes_per_s=4.8e12,
+    dense_flop_per_s=dict(H100_SXM.dense_flop_per_s),
+    sparse_flop_per_s=dict(H100_SXM.sparse_flop_per_s),
+    nvlink=NVLINK4_H100,
+    pcie=PCIE_GEN5_X16,
+    tdp_w=700,
+    sm_count=132,
+    source="https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446",
+    retrieved="2026-11-30",
+    note="Same compute peaks as the H100 SXM; more and faster memory (HBM3e).",
+)
+
+B200_HGX = GPUSpec(
+    name="B200 (HGX)",
+    architecture="Blackwell",
+    form_factor="SXM6 (HGX B200 board, 1000 W)",
+    hbm_bytes=180e9,
+    hbm_bytes_per_s=8e12,
+    dense_flop_per_s={"fp64": 40 * _T, "fp64_tensor": 40 * _T, "fp32": 80 * _T,
+                      "tf32": 1100 * _T, "bf16": 2250 * _T, "fp16": 2250 * _T,
+                      "fp8": 4500 * _T, "int8": 4500 * _T, "fp4": 9000 * _T},
+    sparse_flop_per_s={"tf32": 2200 * _T, "bf16": 4500 * _T, "fp16": 4500 * _T,
+                       "fp8": 9000 * _T, "int8": 9000 * _T, "fp4": 18000 * _T},
+    nvlink=NVLINK5_B200,
+    pcie=PCIE_GEN5_X16,
+    tdp_w=1000,
+    source="https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200, per-GPU = board / 8); "
+           "DGX B200 datasheet (1,440 GB, 64 TB/s for eight GPUs)",
+    retrieved="2026-11-30",
+    note="Per-GPU values derived from the 8-GPU board totals. The GB200 variant runs at 1200 W "
+         "with higher peaks; these are the HGX ones.",
+)
+
+#: Every GPU in the book, in the order tables show them.
+GPUS: tuple[GPUSpec, ...] = (A100_SXM_80GB, H100_SXM, H200_SXM, B200_HGX)
+
+_BY_KEY = {
+    "a100": A100_SXM_80GB,
+    "h100": H100_SXM,
+    "h200": H200_SXM,
+    "b200": B200_HGX,
+}
+
+
+def gpu(key: str) -> GPUSpec:
+    """Look a GPU up by a short key (``"a100"``, ``"h100"``, ``"h200"``, ``"b200"``).
+
+    >>> gpu("H200").hbm_bytes / 1e9
+    141.0
+    """
+    try:
+        return _BY_KEY[key.lower()]
+    except KeyError:
+        raise ValueError(f"unknown GPU key {key!r}; known: {sorted(_BY_KEY)}") from None
