@@ -34,47 +34,18 @@ os.environ.pop("MPLBACKEND", None)
 
 import jupytext  # noqa: E402
 import nbformat  # noqa: E402
-import yaml  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
+
+from helpers.book import notebook_pages  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SIGNATURE_KEY = "book_source_sha256"
 
 
-def toc_pages() -> list[pathlib.Path]:
-    """Every page named in ``_toc.yml``, as a path to its source file."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc.get("parts", []))
-    walk(toc.get("chapters", []))
-    paths = []
-    for f in files:
-        p = ROOT / f
-        if p.suffix != ".md":
-            p = p.with_suffix(".md")
-        paths.append(p)
-    return paths
-
-
-def is_notebook(md: pathlib.Path) -> bool:
-    return md.exists() and "kernelspec:" in md.read_text(encoding="utf-8")[:2000]
-
-
 def sources(files: list[str]) -> list[pathlib.Path]:
     if files:
         return [pathlib.Path(f).resolve() for f in files]
-    return [p for p in toc_pages() if is_notebook(p)]
+    return notebook_pages(ROOT)
 
 
 def code_signature(nb) -> str:

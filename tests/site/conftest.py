@@ -1,0 +1,92 @@
+"""Fixtures for testing the built site: a local HTTP server over _build/html, and Debian's
+Chromium driven by Playwright with every request that leaves the machine blocked.
+
+The book must be built first (tools/build-book); tools/test builds it before this stage.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-quic"]
+# Console messages of the JB1 stack that are not faults of the book (warnings only).
+KNOWN_NOISE = ("allowUnionTypes",)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def html_root() -> Path:
+    if not (HTML / "index.html").exists():
+        pytest.skip("the book is not built: run tools/build-book first")
+    return HTML
+
+
+@pytest.fixture(scope="session")
+def base_url(html_root):
+    handler = functools.partial(_Quiet, directory=str(html_root))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's chromium (tools/setup --browser)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(browser, base_url):
+    """open_page(path, dark=False) -> (page, report) with external requests and errors recorded."""
+    opened = []
+
+    def _open(path: str, *, dark: bool = False, wait_ms: int = 1500):
+        page = browser.new_page(viewport={"width": 1280, "height": 900},
+                                color_scheme="dark" if dark else "light")
+        report = {"external": [], "errors": [], "http": []}
+
+        def route(r):
+            if r.request.url.startswith(base_url) or r.request.url.startswith("data:"):
+                r.continue_()
+            else:
+                report["external"].append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("pageerror", lambda e: report["errors"].append(f"pageerror: {e}"))
+        page.on("console", lambda m: report["errors"].append(f"console.{m.type}: {m.text}")
+                if m.type == "error" and not any(k in m.text for k in KNOWN_NOISE) else None)
+        page.on("response", lambda r: report["http"].append(f"HTTP {r.status} {r.url}")
+                if r.status >= 400 else None)
+        page.goto(f"{base_url}/{path}", wait_until="load")
+        page.wait_for_timeout(wait_ms)
+        opened.append(page)
+        return page, report
+
+    yield _open
+    for page in opened:
+        page.close()

@@ -1,0 +1,66 @@
+"""Tests for helpers.units: prefixes and display formatting."""
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from helpers import units
+
+
+def test_decimal_and_binary_prefixes_differ_as_spec_sheets_and_tools_do():
+    assert units.GB == 1e9 and units.GiB == 2**30
+    # 80 GB on a datasheet is 74.5 GiB in nvidia-smi's units.
+    assert round(80 * units.GB / units.GiB, 1) == 74.5
+
+
+@pytest.mark.parametrize("value, unit, expected", [
+    (3.35e12, "B/s", "3.35 TB/s"),
+    (989.4e12, "FLOP/s", "989 TFLOP/s"),
+    (1e-6, "s", "1 µs"),
+    (2.5e-9, "s", "2.5 ns"),
+    (999.96e9, "B", "1 TB"),   # rounding carries into the next prefix
+    (-4e6, "B", "-4 MB"),
+    (0.0, "W", "0 W"),
+])
+def test_fmt_si_examples(value, unit, expected):
+    assert units.fmt_si(value, unit) == expected
+
+
+@given(st.floats(min_value=1e-11, max_value=1e17, allow_nan=False))
+def test_fmt_si_round_trips_to_three_significant_digits(x):
+    text = units.fmt_si(x, "B")
+    number, unit = text.split(" ")
+    prefix = unit[:-1]
+    scale = {"P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "": 1.0, "m": 1e-3, "µ": 1e-6,
+             "n": 1e-9, "p": 1e-12}[prefix]
+    assert math.isclose(float(number) * scale, x, rel_tol=5e-3)
+
+
+def test_fmt_time_switches_to_minutes_hours_days():
+    assert units.fmt_time(90) == "1.5 min"
+    assert units.fmt_time(2 * units.hour) == "2 h"
+    assert units.fmt_time(3 * units.day) == "3 days"
+
+
+def test_fmt_bytes_binary():
+    assert units.fmt_bytes(3 * units.GiB, binary=True) == "3 GiB"
+    assert units.fmt_bytes(512, binary=True) == "512 B"
+
+
+def test_fmt_count_words():
+    assert units.fmt_count(8.03e9) == "8.03 billion"
+    assert units.fmt_count(12_345) == "12,345"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_formatting_rejects_non_finite(bad):
+    with pytest.raises(ValueError, match="finite"):
+        units.fmt_si(bad, "B")
+    with pytest.raises(ValueError, match="finite"):
+        units.fmt_time(bad)
+
+
+def test_fmt_si_rejects_zero_digits():
+    with pytest.raises(ValueError, match="digits"):
+        units.fmt_si(1.0, "B", digits=0)
