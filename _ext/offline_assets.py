@@ -11,6 +11,8 @@ up three defects of the Jupyter Book 1 stack that show as console errors in a br
   (``Identifier 'THEBE_JS_URL' has already been declared``); duplicates are dropped per page.
   The handler runs last (priority 999) and edits the list in place, after every other
   extension has added its scripts.
+* ``book.css`` lets the book's theme-aware SVG figures sit on the page in dark mode (the theme
+  otherwise puts every HTML output on a light card, where their light text would vanish).
 * pydata-sphinx-theme logs an error on a fresh browser profile unless ``html_context``
   sets ``default_mode``.
 """
@@ -52,4 +54,5 @@ def setup(app):
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=999)
     app.add_js_file("mathjax2-shim.js", priority=200)
+    app.add_css_file("book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -73,6 +73,10 @@ def test_dark_mode_switches_and_figures_stay_visible(open_page):
     assert fill is not None
     r, g, b = [int(v) for v in re.findall(r"\d+", fill)[:3]]
     assert r + g + b > 3 * 150, f"SVG text is too dark for the dark theme: {fill}"
+    # ... and the figure sits on the dark page, not on the light card the theme gives outputs.
+    bg = page.evaluate("""(() => { const f = document.querySelector('figure.book-svg');
+        return getComputedStyle(f.closest('.text_html')).backgroundColor; })()""")
+    assert bg in ("rgba(0, 0, 0, 0)", "transparent"), f"SVG figure on a light card: {bg}"
 
 
 def test_search_finds_a_lesson_term(open_page):
