@@ -28,6 +28,14 @@ def test_svg_is_deterministic_well_formed_and_uniquely_labelled(make):
     assert all(i.startswith(uid) for i in ids) and len(ids) == len(set(ids))
 
 
+def test_animation_key_times_are_valid():
+    """SMIL rejects key times that decrease or leave [0, 1] (the browser logs an error)."""
+    for key_times in re.findall(r'keyTimes="([^"]+)"', fig.opening_animation().svg):
+        values = [float(v) for v in key_times.split(";")]
+        assert values[0] == 0 and values[-1] == 1
+        assert all(b >= a for a, b in zip(values, values[1:])), key_times
+
+
 def test_uids_differ_between_figures():
     uids = {re.search(r'data-figure="([^"]+)"', m().svg).group(1) for m in SVG_FIGURES}
     assert len(uids) == len(SVG_FIGURES)

@@ -50,8 +50,9 @@ def _phase_text(c: Canvas, x: float, y: float, content: str, t0: float, t1: floa
                 anchor: str = "middle") -> None:
     """Text shown only between ``t0`` and ``t1`` of the cycle."""
     a, b = t0 / total, t1 / total
+    fade = min(0.02, (b - a) / 2)  # key times must never decrease
     anim = c.animate("opacity", [0, 0, 1, 1, 0, 0], dur_s=total,
-                     key_times=[0, a, min(a + 0.02, b), max(b - 0.02, a), b, 1])
+                     key_times=[0, a, a + fade, b - fade, b, 1])
     c.text(x, y, content, size=size, fill=fill, weight=weight, anchor=anchor,
            children=anim)
 
