@@ -181,7 +181,7 @@ REQUIRED = {
     "key takeaways": r"```\{admonition\} Key takeaways",
     "a glued number": r"\{glue:text\}`",
     "an exercise": r"```\{exercise\}",
-    "a solution that opens on click": r"```\{solution\}[^\n]*\n(:[\w-]+:[^\n]*\n)*:class: dropdown",
+    "a solution that opens on click": r"```\{solution(-start)?\}[^\n]*\n(:[\w-]+:[^\n]*\n)*:class: dropdown",
     "a predict-then-measure exercise": r"(?i)predict,? then measure",
     "a check against a measurement or published number": r"(?i)^#+ .*check",
 }
@@ -198,6 +198,6 @@ def test_lesson_pages_have_every_required_element(page):
 def test_every_exercise_has_a_solution(page):
     text = page.read_text()
     exercises = re.findall(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)", text)
-    solutions = set(re.findall(r"```\{solution\} ([\w-]+)", text))
+    solutions = set(re.findall(r"```\{solution(?:-start)?\} ([\w-]+)", text))
     assert exercises, f"{rel(page)}: exercises need a :label:"
     assert set(exercises) <= solutions, f"{rel(page)}: exercises without solutions: {set(exercises) - solutions}"
