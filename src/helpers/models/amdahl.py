@@ -5,7 +5,7 @@ alone, the whole task becomes
 
 .. math::
 
-    S(f, s) = \frac{1}{(1 - f) + f / s}                          \qquad\text{(eq-amdahl)}
+    \text{speedup}(f, s) = \frac{1}{(1 - f) + f / s}                          \qquad\text{(eq-amdahl)}
 
 times faster, and never more than :math:`1/(1-f)` however large :math:`s` grows. A request to
 a chat service is a chain of stages (tokenization, waiting in a queue, prefill, decode,
@@ -54,7 +54,7 @@ def _positive(name: str, value: float) -> float:
 def amdahl_speedup(fraction_improved: float, factor: float) -> float:
     r"""Speedup (dimensionless) of a whole task when a fraction of its time runs ``factor`` times faster.
 
-    .. math:: S = \frac{1}{(1 - f) + f / s}                  (the page labels this eq-amdahl)
+    .. math:: \text{speedup} = \frac{1}{(1 - f) + f / s}     (the page labels this eq-amdahl)
 
     Parameters
     ----------
@@ -67,7 +67,7 @@ def amdahl_speedup(fraction_improved: float, factor: float) -> float:
     Returns
     -------
     float
-        :math:`S`, original time over new time.
+        The speedup: original time over new time.
 
     Assumptions
     -----------
@@ -111,7 +111,7 @@ def required_factor(fraction_improved: float, target_speedup: float) -> float:
 
     Solving eq-amdahl for :math:`s`:
 
-    .. math:: s = \frac{f}{1/S - (1 - f)}
+    .. math:: s = \frac{f}{1/\text{speedup} - (1 - f)}
 
     Raises ``ValueError`` if ``target_speedup`` is not below :func:`amdahl_limit`, because no
     factor reaches it.
@@ -184,7 +184,7 @@ def request_speedup(stage_times_s: Mapping[str, float],
                     speedups: Mapping[str, float] | None = None) -> float:
     r"""Speedup (dimensionless) of a whole request when some of its stages get faster.
 
-    .. math:: S = \frac{\sum_i t_i}{\sum_i t_i / s_i}
+    .. math:: \text{speedup} = \frac{\sum_i t_i}{\sum_i t_i / s_i}
 
     With one improved stage this is eq-amdahl with :math:`f = t_j / \sum_i t_i`.
 

@@ -7,12 +7,12 @@ those bytes over the memory bandwidth:
 
 .. math::
 
-    T_{\text{step}} \ge \frac{W + B\,K}{\beta}, \qquad
-    \text{tokens/s} \le \frac{B}{T_{\text{step}}} = \frac{B\,\beta}{W + B\,K}
+    T_{\text{step}} \ge \frac{Q_w + B\,Q_{kv}}{M}, \qquad
+    \text{tokens/s} \le \frac{B}{T_{\text{step}}} = \frac{B\,M}{Q_w + B\,Q_{kv}}
                                                                  \qquad\text{(eq-decode-step, eq-decode-rate)}
 
-with :math:`W` the weight bytes, :math:`K` the KV-cache bytes of one sequence, :math:`B` the
-batch (sequences decoded together) and :math:`\beta` the HBM bandwidth. It is the roofline's
+with :math:`Q_w` the weight bytes, :math:`Q_{kv}` the KV-cache bytes of one sequence, :math:`B`
+the batch (sequences decoded together) and :math:`M` the HBM bandwidth. It is the roofline's
 memory roof applied to a whole step. As the batch grows the arithmetic (:math:`2N` FLOP per
 token for :math:`N` parameters) eventually takes longer than reading the weights;
 :func:`decode_step_time_s` adds that compute roof.
@@ -79,14 +79,14 @@ def weight_bytes(n_params: float, bytes_per_element: float) -> float:
 
 def decode_step_bytes(weight_bytes: float, kv_cache_bytes_per_sequence: float,
                       batch: int) -> float:
-    r"""Bytes (decimal) one decode step reads from HBM: :math:`W + B\,K`.
+    r"""Bytes (decimal) one decode step reads from HBM: :math:`Q_w + B\,Q_{kv}`.
 
     Parameters
     ----------
     weight_bytes : float
-        :math:`W`, bytes of all weights read in the step (> 0).
+        :math:`Q_w`, bytes of all weights read in the step (> 0).
     kv_cache_bytes_per_sequence : float
-        :math:`K`, bytes of one sequence's KV cache at its current length (>= 0).
+        :math:`Q_{kv}`, bytes of one sequence's KV cache at its current length (>= 0).
     batch : int
         :math:`B`, sequences decoded together (>= 1).
 
@@ -109,18 +109,18 @@ def decode_step_time_lower_bound_s(weight_bytes: float, kv_cache_bytes_per_seque
                                    batch: int, hbm_bytes_per_s: float) -> float:
     r"""Lower bound (s) on one decode step's time from HBM traffic alone.
 
-    .. math:: T_{\text{step}} \ge \frac{W + B\,K}{\beta}     (the page labels this eq-decode-step)
+    .. math:: T_{\text{step}} \ge \frac{Q_w + B\,Q_{kv}}{M}     (the page labels this eq-decode-step)
 
     Parameters
     ----------
     weight_bytes : float
-        :math:`W` (bytes, > 0).
+        :math:`Q_w` (bytes, > 0).
     kv_cache_bytes_per_sequence : float
-        :math:`K` (bytes, >= 0).
+        :math:`Q_{kv}` (bytes, >= 0).
     batch : int
         :math:`B` (>= 1).
     hbm_bytes_per_s : float
-        :math:`\beta`, the HBM bandwidth (bytes/s, > 0), e.g. a ``GPUSpec.hbm_bytes_per_s``.
+        :math:`M`, the HBM bandwidth (bytes/s, > 0), e.g. a ``GPUSpec.hbm_bytes_per_s``.
 
     Returns
     -------
@@ -152,7 +152,7 @@ def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequ
                                     batch: int, hbm_bytes_per_s: float) -> float:
     r"""Most tokens per second (all sequences together) HBM traffic allows.
 
-    .. math:: \text{tokens/s} \le \frac{B\,\beta}{W + B\,K}     (the page labels this eq-decode-rate)
+    .. math:: \text{tokens/s} \le \frac{B\,M}{Q_w + B\,Q_{kv}}     (the page labels this eq-decode-rate)
 
     Examples
     --------
@@ -173,8 +173,8 @@ def decode_step_time_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, 
 
     .. math::
 
-        T_{\text{step}} = \frac{B\,K}{\beta}
-            + \max\!\left(\frac{W}{\beta},\ \frac{2\,B\,N}{P}\right)
+        T_{\text{step}} = \frac{B\,Q_{kv}}{M}
+            + \max\!\left(\frac{Q_w}{M},\ \frac{2\,B\,N}{P}\right)
 
     The attention over the KV cache does about as many FLOP as it reads bytes, so it stays
     memory-bound at any batch; the matrix multiplies over the weights become compute-bound
@@ -229,9 +229,9 @@ def decode_compute_bound_batch(bytes_per_element: float, peak_flop_per_s: float,
                                hbm_bytes_per_s: float) -> float:
     r"""Batch (dimensionless) at which the weights' arithmetic takes as long as reading them.
 
-    Setting :math:`2BN/P = Nb/\beta` gives
+    Setting :math:`2BN/P = Nb/M` gives
 
-    .. math:: B^* = \frac{b}{2}\,\frac{P}{\beta} = \frac{b}{2}\,I^*
+    .. math:: B^* = \frac{b}{2}\,\frac{P}{M} = \frac{b}{2}\,I^*
 
     with :math:`I^*` the ridge intensity: below :math:`B^*`, adding sequences to the batch
     is almost free.
@@ -250,7 +250,7 @@ def decode_compute_bound_batch(bytes_per_element: float, peak_flop_per_s: float,
 
 def bandwidth_utilization(bytes_moved: float, elapsed_s: float,
                           peak_bytes_per_s: float) -> float:
-    r"""Achieved over peak memory bandwidth (dimensionless): :math:`(Q / t) / \beta`.
+    r"""Achieved over peak memory bandwidth (dimensionless): :math:`(Q / t) / M`.
 
     For decode this is model bandwidth utilization (MBU), with :math:`Q` the weight and
     KV-cache bytes of one step and :math:`t` the time per output token.

@@ -6,18 +6,18 @@ the kernel can finish no sooner than the longer of the two:
 
 .. math::
 
-    T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{B}\right)          \qquad\text{(eq-time-bound)}
+    T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{M}\right)          \qquad\text{(eq-time-bound)}
 
 with :math:`F` the FLOP it performs, :math:`Q` the bytes it moves, :math:`P` the peak
-arithmetic rate (FLOP/s) and :math:`B` the memory bandwidth (bytes/s). Dividing :math:`F` by
+arithmetic rate (FLOP/s) and :math:`M` the memory bandwidth (bytes/s). Dividing :math:`F` by
 that time gives the attainable rate, which depends on the kernel only through its arithmetic
 intensity :math:`I = F/Q` (FLOP/byte):
 
 .. math::
 
-    R(I) = \min(P,\ I\,B)                                        \qquad\text{(eq-roofline)}
+    R(I) = \min(P,\ I\,M)                                        \qquad\text{(eq-roofline)}
 
-The two lines meet at the ridge point :math:`I^* = P/B`. Below it the kernel is memory-bound,
+The two lines meet at the ridge point :math:`I^* = P/M`. Below it the kernel is memory-bound,
 above it compute-bound.
 
 Introduced in {ref}`sec-performance-models`.
@@ -121,14 +121,14 @@ def compute_time_s(flop: float, peak_flop_per_s: float) -> float:
 
 
 def memory_time_s(n_bytes: float, mem_bytes_per_s: float) -> float:
-    r"""Time (s) to move ``n_bytes`` at the memory bandwidth: :math:`T_m = Q / B`.
+    r"""Time (s) to move ``n_bytes`` at the memory bandwidth: :math:`T_m = Q / M`.
 
     Parameters
     ----------
     n_bytes : float
         Bytes moved, :math:`Q` (>= 0).
     mem_bytes_per_s : float
-        Memory bandwidth :math:`B` (bytes/s, > 0).
+        Memory bandwidth :math:`M` (bytes/s, > 0).
 
     Returns
     -------
@@ -149,7 +149,7 @@ def kernel_time_lower_bound_s(flop: float, n_bytes: float, peak_flop_per_s: floa
                               mem_bytes_per_s: float) -> float:
     r"""Lower bound (s) on a kernel's time: the longer of its compute time and memory time.
 
-    .. math:: T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{B}\right)     (the page labels this eq-time-bound)
+    .. math:: T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{M}\right)     (the page labels this eq-time-bound)
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def kernel_time_lower_bound_s(flop: float, n_bytes: float, peak_flop_per_s: floa
     peak_flop_per_s : float
         Peak arithmetic rate :math:`P` (FLOP/s, > 0).
     mem_bytes_per_s : float
-        Memory bandwidth :math:`B` (bytes/s, > 0).
+        Memory bandwidth :math:`M` (bytes/s, > 0).
 
     Returns
     -------
@@ -188,7 +188,7 @@ def kernel_time_lower_bound_s(flop: float, n_bytes: float, peak_flop_per_s: floa
 
 def kernel_time_no_overlap_s(flop: float, n_bytes: float, peak_flop_per_s: float,
                              mem_bytes_per_s: float) -> float:
-    r"""Kernel time (s) if arithmetic and memory traffic did not overlap at all: :math:`F/P + Q/B`.
+    r"""Kernel time (s) if arithmetic and memory traffic did not overlap at all: :math:`F/P + Q/M`.
 
     It is at most twice :func:`kernel_time_lower_bound_s`, so the two bracket a kernel that
     runs both units at their peaks, whatever its overlap.
@@ -204,14 +204,14 @@ def kernel_time_no_overlap_s(flop: float, n_bytes: float, peak_flop_per_s: float
 def ridge_intensity_flop_per_byte(peak_flop_per_s: float, mem_bytes_per_s: float) -> float:
     r"""Arithmetic intensity (FLOP/byte) at which a kernel stops being memory-bound.
 
-    .. math:: I^* = P / B                                   (the page labels this eq-ridge)
+    .. math:: I^* = P / M                                   (the page labels this eq-ridge)
 
     Parameters
     ----------
     peak_flop_per_s : float
         Peak arithmetic rate :math:`P` (FLOP/s, > 0).
     mem_bytes_per_s : float
-        Memory bandwidth :math:`B` (bytes/s, > 0).
+        Memory bandwidth :math:`M` (bytes/s, > 0).
 
     Returns
     -------
@@ -241,7 +241,7 @@ def attainable_flop_per_s(intensity_flop_per_byte, peak_flop_per_s: float,
                           mem_bytes_per_s: float):
     r"""Highest rate (FLOP/s) a kernel of the given arithmetic intensity can reach.
 
-    .. math:: R(I) = \min(P,\ I\,B)                          (the page labels this eq-roofline)
+    .. math:: R(I) = \min(P,\ I\,M)                          (the page labels this eq-roofline)
 
     Parameters
     ----------
@@ -250,7 +250,7 @@ def attainable_flop_per_s(intensity_flop_per_byte, peak_flop_per_s: float,
     peak_flop_per_s : float
         Peak arithmetic rate :math:`P` (FLOP/s, > 0).
     mem_bytes_per_s : float
-        Memory bandwidth :math:`B` (bytes/s, > 0).
+        Memory bandwidth :math:`M` (bytes/s, > 0).
 
     Returns
     -------
