@@ -150,7 +150,7 @@ def test_hennessy_patterson_appendix_d5_disk():
 
 
 def test_little_and_graves_wine_cellar():
-    """Little and Graves (2008), section 5.1: a 240-bottle rack about 2/3 full, 8 bottles
+    """Little and Graves (2008), chapter 5: a 240-bottle rack about 2/3 full, 8 bottles
     bought a month: W = L / lambda = 160 / 96 per year, about 1.67 years."""
     assert round(qm.little_time_in_system_s(240 * 2 / 3, 8 * 12), 2) == 1.67
 

@@ -28,7 +28,7 @@ References
   performance model for multicore architectures", Communications of the ACM 52(4), 65-76:
   the attainable-performance formula and figure 1a (Opteron X2: 17.6 GFLOP/s, 15 GB/s).
 * Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
-  Approach*, 5th ed., section 4.10 and figure 4.11 (NEC SX-9 and Core i7 920 rooflines).
+  Approach*, 5th ed., chapter 4, figure 4.11 (NEC SX-9 and Core i7 920 rooflines).
 * McCalpin, J. D. (1995), "Memory bandwidth and machine balance in current high performance
   computers", IEEE TCCA Newsletter: machine balance, the ridge point under another name.
 """
