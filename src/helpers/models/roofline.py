@@ -1,0 +1,349 @@
+r"""The roofline: a lower bound on a kernel's time from its FLOP and its bytes.
+
+A kernel (one function launched on a processor, e.g. a matrix multiply) does some arithmetic
+and moves some bytes between memory and the arithmetic units. If the two overlap perfectly,
+the kernel can finish no sooner than the longer of the two:
+
+.. math::
+
+    T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{M}\right)          \qquad\text{(eq-time-bound)}
+
+with :math:`F` the FLOP it performs, :math:`Q` the bytes it moves, :math:`P` the peak
+arithmetic rate (FLOP/s) and :math:`M` the memory bandwidth (bytes/s). Dividing :math:`F` by
+that time gives the attainable rate, which depends on the kernel only through its arithmetic
+intensity :math:`I = F/Q` (FLOP/byte):
+
+.. math::
+
+    R(I) = \min(P,\ I\,M)                                        \qquad\text{(eq-roofline)}
+
+The two lines meet at the ridge point :math:`I^* = P/M`. Below it the kernel is memory-bound,
+above it compute-bound.
+
+Introduced in {ref}`sec-performance-models`.
+
+References
+----------
+* Williams, S., Waterman, A. and Patterson, D. (2009), "Roofline: an insightful visual
+  performance model for multicore architectures", Communications of the ACM 52(4), 65-76:
+  the attainable-performance formula and figure 1a (Opteron X2: 17.6 GFLOP/s, 15 GB/s).
+* Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
+  Approach*, 5th ed., chapter 4, figure 4.11 (NEC SX-9 and Core i7 920 rooflines).
+* McCalpin, J. D. (1995), "Memory bandwidth and machine balance in current high performance
+  computers", IEEE TCCA Newsletter: machine balance, the ridge point under another name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "arithmetic_intensity_flop_per_byte", "compute_time_s", "memory_time_s",
+    "kernel_time_lower_bound_s", "kernel_time_no_overlap_s", "ridge_intensity_flop_per_byte",
+    "attainable_flop_per_s", "bound_kind", "matmul_flop", "matmul_min_bytes",
+]
+
+
+def _check(name: str, value, *, allow_zero: bool = False):
+    """Return ``value`` as a float (or float array) after checking it is finite and > 0.
+
+    With ``allow_zero`` the valid range is [0, inf). The error names the argument, the first
+    bad value and the valid range.
+    """
+    arr = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else float(arr)
+        valid = "[0, inf)" if allow_zero else "(0, inf)"
+        raise ValueError(f"{name} must be a finite number in {valid}, got {float(first)!r}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def arithmetic_intensity_flop_per_byte(flop: float, n_bytes: float) -> float:
+    r"""Arithmetic intensity (FLOP/byte): the FLOP a kernel performs per byte it moves.
+
+    .. math:: I = F / Q
+
+    Parameters
+    ----------
+    flop : float
+        FLOP performed, :math:`F` (>= 0).
+    n_bytes : float
+        Bytes moved between memory and the arithmetic units, :math:`Q` (> 0).
+
+    Returns
+    -------
+    float
+        :math:`I` (FLOP/byte).
+
+    Assumptions
+    -----------
+    :math:`Q` counts the traffic to the memory level whose bandwidth the roofline uses (HBM
+    on a GPU, DRAM on a CPU), not the traffic to caches.
+
+    References
+    ----------
+    Williams, Waterman and Patterson (2009), CACM 52(4), "operational intensity".
+
+    Examples
+    --------
+    Adding two fp32 vectors reads 8 bytes and writes 4 per element for one FLOP:
+
+    >>> round(arithmetic_intensity_flop_per_byte(1.0, 12.0), 4)
+    0.0833
+    """
+    flop = _check("flop", flop, allow_zero=True)
+    n_bytes = _check("n_bytes", n_bytes)
+    return flop / n_bytes
+
+
+def compute_time_s(flop: float, peak_flop_per_s: float) -> float:
+    r"""Time (s) to perform ``flop`` at the peak arithmetic rate: :math:`T_c = F / P`.
+
+    Parameters
+    ----------
+    flop : float
+        FLOP performed, :math:`F` (>= 0).
+    peak_flop_per_s : float
+        Peak arithmetic rate :math:`P` (FLOP/s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`T_c` (s).
+
+    Examples
+    --------
+    >>> compute_time_s(989.4e12, 989.4e12)
+    1.0
+    """
+    return _check("flop", flop, allow_zero=True) / _check("peak_flop_per_s", peak_flop_per_s)
+
+
+def memory_time_s(n_bytes: float, mem_bytes_per_s: float) -> float:
+    r"""Time (s) to move ``n_bytes`` at the memory bandwidth: :math:`T_m = Q / M`.
+
+    Parameters
+    ----------
+    n_bytes : float
+        Bytes moved, :math:`Q` (>= 0).
+    mem_bytes_per_s : float
+        Memory bandwidth :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`T_m` (s).
+
+    Examples
+    --------
+    Reading 16 GB of bf16 weights from an H100's HBM (3.35 TB/s):
+
+    >>> round(memory_time_s(16e9, 3.35e12) * 1e3, 2)
+    4.78
+    """
+    return _check("n_bytes", n_bytes, allow_zero=True) / _check("mem_bytes_per_s", mem_bytes_per_s)
+
+
+def kernel_time_lower_bound_s(flop: float, n_bytes: float, peak_flop_per_s: float,
+                              mem_bytes_per_s: float) -> float:
+    r"""Lower bound (s) on a kernel's time: the longer of its compute time and memory time.
+
+    .. math:: T \ge \max\!\left(\frac{F}{P},\ \frac{Q}{M}\right)     (the page labels this eq-time-bound)
+
+    Parameters
+    ----------
+    flop : float
+        FLOP performed, :math:`F` (>= 0).
+    n_bytes : float
+        Bytes moved to and from memory, :math:`Q` (>= 0).
+    peak_flop_per_s : float
+        Peak arithmetic rate :math:`P` (FLOP/s, > 0).
+    mem_bytes_per_s : float
+        Memory bandwidth :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float
+        The bound (s).
+
+    Assumptions
+    -----------
+    Arithmetic and memory traffic overlap perfectly; both run at their peaks; launch
+    overhead and latency are ignored. A real kernel takes at least this long.
+
+    References
+    ----------
+    Williams, Waterman and Patterson (2009), CACM 52(4), the roofline formula.
+
+    Examples
+    --------
+    One bf16 matrix-vector product over an 8B-parameter model on an H100 (16 GFLOP, 16 GB):
+
+    >>> round(kernel_time_lower_bound_s(16e9, 16e9, 989.4e12, 3.35e12) * 1e3, 2)
+    4.78
+    """
+    return max(compute_time_s(flop, peak_flop_per_s), memory_time_s(n_bytes, mem_bytes_per_s))
+
+
+def kernel_time_no_overlap_s(flop: float, n_bytes: float, peak_flop_per_s: float,
+                             mem_bytes_per_s: float) -> float:
+    r"""Kernel time (s) if arithmetic and memory traffic did not overlap at all: :math:`F/P + Q/M`.
+
+    It is at most twice :func:`kernel_time_lower_bound_s`, so the two bracket a kernel that
+    runs both units at their peaks, whatever its overlap.
+
+    Examples
+    --------
+    >>> kernel_time_no_overlap_s(2.0, 4.0, 1.0, 2.0)
+    4.0
+    """
+    return compute_time_s(flop, peak_flop_per_s) + memory_time_s(n_bytes, mem_bytes_per_s)
+
+
+def ridge_intensity_flop_per_byte(peak_flop_per_s: float, mem_bytes_per_s: float) -> float:
+    r"""Arithmetic intensity (FLOP/byte) at which a kernel stops being memory-bound.
+
+    .. math:: I^* = P / M                                   (the page labels this eq-ridge)
+
+    Parameters
+    ----------
+    peak_flop_per_s : float
+        Peak arithmetic rate :math:`P` (FLOP/s, > 0).
+    mem_bytes_per_s : float
+        Memory bandwidth :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`I^*` (FLOP/byte).
+
+    Assumptions
+    -----------
+    Compute and memory traffic overlap perfectly.
+
+    References
+    ----------
+    Williams, Waterman and Patterson (2009), CACM 52(4), figure 1 ("ridge point");
+    McCalpin (1995), "machine balance".
+
+    Examples
+    --------
+    An H100 SXM in dense bf16 (989.4 TFLOP/s, 3.35 TB/s):
+
+    >>> round(ridge_intensity_flop_per_byte(989.4e12, 3.35e12), 1)
+    295.3
+    """
+    return _check("peak_flop_per_s", peak_flop_per_s) / _check("mem_bytes_per_s", mem_bytes_per_s)
+
+
+def attainable_flop_per_s(intensity_flop_per_byte, peak_flop_per_s: float,
+                          mem_bytes_per_s: float):
+    r"""Highest rate (FLOP/s) a kernel of the given arithmetic intensity can reach.
+
+    .. math:: R(I) = \min(P,\ I\,M)                          (the page labels this eq-roofline)
+
+    Parameters
+    ----------
+    intensity_flop_per_byte : float or array
+        Arithmetic intensity :math:`I` (FLOP/byte, >= 0).
+    peak_flop_per_s : float
+        Peak arithmetic rate :math:`P` (FLOP/s, > 0).
+    mem_bytes_per_s : float
+        Memory bandwidth :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`R` (FLOP/s), a float for a float input.
+
+    Assumptions
+    -----------
+    As :func:`kernel_time_lower_bound_s`: it is an upper bound, not a prediction of the rate.
+
+    References
+    ----------
+    Williams, Waterman and Patterson (2009), CACM 52(4), "Attainable GFlops/sec = Min(Peak
+    Floating Point Performance, Peak Memory Bandwidth x Operational Intensity)".
+
+    Examples
+    --------
+    Hennessy and Patterson's figure 4.11: at 0.25 FLOP/byte the NEC SX-9 (102.4 GFLOP/s,
+    162 GB/s) attains 40.5 GFLOP/s, the Core i7 920 (42.66 GFLOP/s, 16.4 GB/s) 4.1 GFLOP/s:
+
+    >>> attainable_flop_per_s(0.25, 102.4e9, 162e9) / 1e9
+    40.5
+    >>> attainable_flop_per_s(0.25, 42.66e9, 16.4e9) / 1e9
+    4.1
+    """
+    intensity = _check("intensity_flop_per_byte", intensity_flop_per_byte, allow_zero=True)
+    peak = _check("peak_flop_per_s", peak_flop_per_s)
+    bw = _check("mem_bytes_per_s", mem_bytes_per_s)
+    out = np.minimum(peak, np.asarray(intensity) * bw)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def bound_kind(intensity_flop_per_byte: float, peak_flop_per_s: float,
+               mem_bytes_per_s: float) -> str:
+    """Which roof limits a kernel: ``"memory-bound"`` below the ridge, ``"compute-bound"`` at or above.
+
+    Examples
+    --------
+    >>> bound_kind(1.0, 989.4e12, 3.35e12)
+    'memory-bound'
+    >>> bound_kind(1000.0, 989.4e12, 3.35e12)
+    'compute-bound'
+    """
+    intensity = _check("intensity_flop_per_byte", intensity_flop_per_byte, allow_zero=True)
+    ridge = ridge_intensity_flop_per_byte(peak_flop_per_s, mem_bytes_per_s)
+    return "memory-bound" if intensity < ridge else "compute-bound"
+
+
+def _check_dim(name: str, value) -> int:
+    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def matmul_flop(m: int, n: int, k: int) -> float:
+    r"""FLOP of a matrix product :math:`C_{m\times n} = A_{m\times k} B_{k\times n}`: :math:`2mnk`.
+
+    Each of the :math:`mn` outputs takes :math:`k` multiplies and :math:`k` adds (one fused
+    multiply-add counts as 2 FLOP).
+
+    Examples
+    --------
+    >>> matmul_flop(4096, 4096, 4096) / 1e9
+    137.438953472
+    """
+    return 2.0 * _check_dim("m", m) * _check_dim("n", n) * _check_dim("k", k)
+
+
+def matmul_min_bytes(m: int, n: int, k: int, bytes_per_element: float) -> float:
+    r"""Fewest bytes a matrix product must move: read A and B once, write C once.
+
+    .. math:: Q_{\min} = (mk + kn + mn)\,b
+
+    Parameters
+    ----------
+    m, n, k : int
+        Shapes of :math:`A_{m\times k}`, :math:`B_{k\times n}` and :math:`C_{m\times n}`.
+    bytes_per_element : float
+        :math:`b`, e.g. 4.0 for fp32, 2.0 for bf16, 0.5 for int4.
+
+    Assumptions
+    -----------
+    Perfect reuse in caches: every element crosses the memory bus exactly once. Real kernels
+    move at least this much.
+
+    Examples
+    --------
+    A matrix-vector product with a 4096 x 4096 bf16 matrix moves about the matrix itself:
+
+    >>> matmul_min_bytes(4096, 1, 4096, 2.0)
+    33570816.0
+    """
+    m, n, k = _check_dim("m", m), _check_dim("n", n), _check_dim("k", k)
+    b = _check("bytes_per_element", bytes_per_element)
+    return float((m * k + k * n + m * n) * b)
+

@@ -1,0 +1,5 @@
+"""Small, seeded simulators used as oracles for the models and as demonstrations on pages.
+
+* :mod:`helpers.sim.queue`: a discrete-event simulation of a first-come-first-served
+  single-server queue (Poisson arrivals and exponential service by default: the M/M/1 queue).
+"""
