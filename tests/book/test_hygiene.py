@@ -146,8 +146,8 @@ def prose_lines(page: Path):
         clean = re.sub(r"\$[^$]+\$", " ", clean)                     # inline math
         clean = re.sub(r"\]\([^)]*\)", "]", clean)                   # link targets
         clean = re.sub(r"<[^>]+>", " ", clean)                       # html tags
-        clean = re.sub(r"(?i)\b(sections?|tables?|figures?|fig\.|equations?|eqs?\.|chapters?|"
-                       r"appendix|appendices|pages?|pp?\.|§)\s*[A-Z]?[\d.,–-]*\d", " ", clean)  # locators
+        clean = re.sub(r"(?i)\b(sections?|secs?\.|tables?|tab\.|figures?|figs?\.|equations?|eqs?\.|"
+                       r"chapters?|ch\.|appendix|appendices|app\.|pages?|pp?\.|§)\s*[A-Z]?[\d.,–-]*\d", " ", clean)  # locators
         yield no + 1, clean
 
 

@@ -142,7 +142,7 @@ def test_databricks_mbu_example():
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_batch_must_be_a_positive_integer(bad):
-    with pytest.raises(ValueError, match="batch must be a positive integer"):
+    with pytest.raises(ValueError, match="batch must be an integer >= 1"):
         db.decode_step_bytes(1e9, 1e6, bad)
 
 

@@ -32,23 +32,13 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ._checks import fraction as _fraction
+from ._checks import positive as _positive
+
 __all__ = ["amdahl_speedup", "amdahl_limit", "required_factor", "request_time_s",
            "request_speedup"]
 
 
-def _fraction(name: str, value: float, *, allow_one: bool = True) -> float:
-    value = float(value)
-    hi = "1]" if allow_one else "1)"
-    if not math.isfinite(value) or value < 0 or value > 1 or (value == 1 and not allow_one):
-        raise ValueError(f"{name} must be a fraction in [0, {hi}, got {value!r}")
-    return value
-
-
-def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number in (0, inf), got {value!r}")
-    return value
 
 
 def amdahl_speedup(fraction_improved: float, factor: float) -> float:

@@ -37,44 +37,16 @@ from __future__ import annotations
 
 import math
 
+from ._checks import positive as _positive
+from ._checks import positive_int as _positive_int
+from .transformer import weight_bytes
+
 __all__ = ["weight_bytes", "decode_step_bytes", "decode_step_time_lower_bound_s",
            "decode_tokens_per_s_upper_bound", "decode_step_time_s", "decode_tokens_per_s",
            "decode_compute_bound_batch", "bandwidth_utilization"]
 
 
-def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
-    value = float(value)
-    ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        valid = "[0, inf)" if allow_zero else "(0, inf)"
-        raise ValueError(f"{name} must be a finite number in {valid}, got {value!r}")
-    return value
 
-
-def _batch(batch) -> int:
-    if isinstance(batch, bool) or not float(batch).is_integer() or batch < 1:
-        raise ValueError(f"batch must be a positive integer, got {batch!r}")
-    return int(batch)
-
-
-def weight_bytes(n_params: float, bytes_per_element: float) -> float:
-    r"""Bytes (decimal) of a model's weights: :math:`N \times b`.
-
-    Parameters
-    ----------
-    n_params : float
-        Parameter count :math:`N` (> 0).
-    bytes_per_element : float
-        Bytes per parameter :math:`b`: 2.0 for bf16, 1.0 for int8/fp8, 0.5 for int4.
-
-    Examples
-    --------
-    An 8-billion-parameter model in bf16:
-
-    >>> weight_bytes(8e9, 2.0) / 1e9
-    16.0
-    """
-    return _positive("n_params", n_params) * _positive("bytes_per_element", bytes_per_element)
 
 
 def decode_step_bytes(weight_bytes: float, kv_cache_bytes_per_sequence: float,
@@ -101,7 +73,7 @@ def decode_step_bytes(weight_bytes: float, kv_cache_bytes_per_sequence: float,
     18.0
     """
     return (_positive("weight_bytes", weight_bytes)
-            + _batch(batch) * _positive("kv_cache_bytes_per_sequence",
+            + _positive_int("batch", batch) * _positive("kv_cache_bytes_per_sequence",
                                         kv_cache_bytes_per_sequence, allow_zero=True))
 
 
@@ -161,7 +133,7 @@ def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequ
     >>> round(decode_tokens_per_s_upper_bound(16e9, 0.0, 1, 3.35e12), 1)
     209.4
     """
-    b = _batch(batch)
+    b = _positive_int("batch", batch)
     return b / decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, b,
                                               hbm_bytes_per_s)
 
@@ -201,7 +173,7 @@ def decode_step_time_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, 
     >>> round(decode_step_time_s(30e9, 819.2e6, 256, 16 * 8.1e11, 30e9, 16 * 1.97e14) * 1e3, 1)
     21.1
     """
-    b = _batch(batch)
+    b = _positive_int("batch", batch)
     bw = _positive("hbm_bytes_per_s", hbm_bytes_per_s)
     w = _positive("weight_bytes", weight_bytes)
     kv = _positive("kv_cache_bytes_per_sequence", kv_cache_bytes_per_sequence, allow_zero=True)
@@ -220,7 +192,7 @@ def decode_tokens_per_s(weight_bytes: float, kv_cache_bytes_per_sequence: float,
     >>> round(decode_tokens_per_s(16e9, 0.0, 1, 3.35e12, 8e9, 989.4e12), 1)
     209.4
     """
-    b = _batch(batch)
+    b = _positive_int("batch", batch)
     return b / decode_step_time_s(weight_bytes, kv_cache_bytes_per_sequence, b,
                                   hbm_bytes_per_s, n_params, peak_flop_per_s)
 

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import math
 
+from ._checks import positive as _positive
+
 __all__ = [
     "little_number_in_system", "little_arrival_rate_per_s", "little_time_in_system_s",
     "utilization", "mm1_mean_number_in_system", "mm1_mean_number_in_queue",
@@ -48,14 +50,6 @@ __all__ = [
     "mm1_wait_percentile_s", "mm1_max_arrival_rate_per_s", "mg1_mean_wait_s",
 ]
 
-
-def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
-    value = float(value)
-    ok = math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        valid = "[0, inf)" if allow_zero else "(0, inf)"
-        raise ValueError(f"{name} must be a finite number in {valid}, got {value!r}")
-    return value
 
 
 def _percentile(value: float) -> float:

@@ -37,26 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import positive_array as _check
+
 __all__ = [
     "arithmetic_intensity_flop_per_byte", "compute_time_s", "memory_time_s",
     "kernel_time_lower_bound_s", "kernel_time_no_overlap_s", "ridge_intensity_flop_per_byte",
     "attainable_flop_per_s", "bound_kind", "matmul_flop", "matmul_min_bytes",
 ]
 
-
-def _check(name: str, value, *, allow_zero: bool = False):
-    """Return ``value`` as a float (or float array) after checking it is finite and > 0.
-
-    With ``allow_zero`` the valid range is [0, inf). The error names the argument, the first
-    bad value and the valid range.
-    """
-    arr = np.asarray(value, dtype=np.float64)
-    bad = ~np.isfinite(arr) | ((arr < 0) if allow_zero else (arr <= 0))
-    if np.any(bad):
-        first = arr[bad].flat[0] if arr.ndim else float(arr)
-        valid = "[0, inf)" if allow_zero else "(0, inf)"
-        raise ValueError(f"{name} must be a finite number in {valid}, got {float(first)!r}")
-    return float(arr) if arr.ndim == 0 else arr
 
 
 def arithmetic_intensity_flop_per_byte(flop: float, n_bytes: float) -> float:

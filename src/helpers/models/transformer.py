@@ -19,6 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from ._checks import positive as _positive
+from ._checks import positive_int as _positive_int
+
 __all__ = [
     "TransformerConfig", "LLAMA2_7B", "LLAMA3_8B", "LLAMA3_70B", "GPT2_SMALL", "CONFIGS",
     "parameter_counts", "parameter_count", "matmul_parameter_count",
@@ -29,22 +32,6 @@ __all__ = [
 ]
 
 
-def _positive_int(name: str, value, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _positive(name: str, value, *, allow_zero: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    ok = (v >= 0) if allow_zero else (v > 0)
-    if not ok or not math.isfinite(v):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True)

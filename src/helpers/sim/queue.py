@@ -36,18 +36,14 @@ import numpy as np
 
 from ..models import stats
 
+from ..models._checks import positive as _positive
+
 __all__ = ["Sampler", "exponential", "deterministic", "empirical", "QueueTrace",
            "simulate_fifo_queue", "simulate_mm1"]
 
 #: A sampler draws ``n`` non-negative durations (s) from a numpy Generator.
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
 
-
-def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number in (0, inf), got {value!r}")
-    return value
 
 
 def exponential(mean_s: float) -> Sampler:
