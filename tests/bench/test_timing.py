@@ -458,3 +458,72 @@ class TestRealGpu:
         r = bench(lambda: torch.special.zeta(x, 2.0 + x.abs()), device="cuda", budget_s=0.05,
                   env=False)
         assert r.first_call_s >= r.median_s
+
+
+# --------------------------------------------------------------------------------------
+# the correctness check
+# --------------------------------------------------------------------------------------
+class TestMatches:
+    ref = np.linspace(1.0, 2.0, 12).reshape(3, 4)
+
+    def test_accepts_a_close_result(self):
+        timing.matches(self.ref, rtol=1e-6)(self.ref * (1 + 1e-8))
+
+    @pytest.mark.parametrize("bad,match", [
+        (np.linspace(1.0, 2.0, 12), "shape"), (np.full((3, 4), np.nan), "NaN"),
+        (np.linspace(1.0, 2.0, 12).reshape(3, 4) * 1.01, "differs"),
+        (np.zeros((3, 4)), "differs"),
+    ])
+    def test_rejects(self, bad, match):
+        with pytest.raises(AssertionError, match=match):
+            timing.matches(self.ref)(bad)
+
+    def test_torch_tensors(self):
+        if torch is None:  # pragma: no cover
+            pytest.skip("torch is not installed")
+        t = torch.tensor(self.ref, dtype=torch.float32)
+        timing.matches(self.ref, rtol=1e-6)(t)
+        timing.matches(t)(self.ref.astype(np.float32))
+
+    @pytest.mark.parametrize("ref", [np.zeros(4), np.array([]), np.array([1.0, np.inf])])
+    def test_a_useless_reference_is_refused(self, ref):
+        with pytest.raises(ValueError, match="reference"):
+            timing.matches(ref)
+
+    def test_bad_tolerances(self):
+        with pytest.raises(ValueError, match="rtol"):
+            timing.matches(self.ref, rtol=-1.0)
+
+    def test_works_as_bench_check(self):
+        x = np.arange(1.0, 100.0)
+        r = bench(lambda: x * 2, check=timing.matches(x + x), **QUICK)
+        assert r.checked
+        with pytest.raises(AssertionError):
+            bench(lambda: x * 2.5, check=timing.matches(x + x), **QUICK)
+
+
+class TestFreshPages:
+    def test_zeroed_writable_and_sized(self):
+        a = timing.fresh_pages(1 << 20)
+        assert a.nbytes == 1 << 20 and a.flags.writeable and not a.any()
+        a[:] = 3.0
+        assert a.sum() == 3.0 * a.size
+
+    def test_first_touch_is_slower_than_the_second(self):
+        # Page faults on the first pass over 32 MB; none on the second. Medians of 3 fresh
+        # buffers keep one interruption from deciding.
+        first, second = [], []
+        for _ in range(3):
+            a = timing.fresh_pages(32e6)
+            t0 = time.perf_counter()
+            a.fill(1.0)
+            first.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            a.fill(2.0)
+            second.append(time.perf_counter() - t0)
+        assert np.median(first) > 1.5 * np.median(second)
+
+    @pytest.mark.parametrize("n", [0, 7, float("nan"), float("inf")])
+    def test_bad_size(self, n):
+        with pytest.raises(ValueError):
+            timing.fresh_pages(n)

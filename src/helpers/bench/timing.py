@@ -44,8 +44,8 @@ import numpy as np
 from ..models import stats
 from .env import environment
 
-__all__ = ["BenchResult", "bench", "CacheFlusher", "timer_resolution_s", "clock_steps_ns",
-           "clock_read_cost_s", "CLOCKS"]
+__all__ = ["BenchResult", "bench", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s",
+           "clock_steps_ns", "clock_read_cost_s", "CLOCKS"]
 
 #: The host clocks :func:`timer_resolution_s` can probe, by name.
 CLOCKS: dict[str, Callable[[], int]] = {
@@ -160,6 +160,51 @@ class CacheFlusher:
             self._buf.zero_()
         else:
             self._buf.fill(1.0)
+
+
+def _as_numpy(value) -> np.ndarray:
+    if hasattr(value, "detach"):  # a torch tensor, on any device
+        value = value.detach().float().cpu().numpy()
+    return np.asarray(value, dtype=np.float64)
+
+
+def matches(reference, *, rtol: float = 1e-5, atol: float = 1e-8) -> Callable[[Any], None]:
+    """A ``check`` for :func:`bench`: the result must match ``reference`` and not be trivial.
+
+    The returned callable raises ``AssertionError`` if the result's shape differs, if it holds
+    NaN or inf, if it is not close to ``reference`` (``numpy.allclose`` with ``rtol`` and
+    ``atol``), or if the reference itself is all zeros, because a check against zeros cannot
+    tell a right answer from a function that returns zeros without computing anything.
+    Accepts NumPy arrays, torch tensors (any device) and scalars.
+
+    >>> import numpy as np
+    >>> x = np.arange(1.0, 5.0)
+    >>> matches(x * 2)(x + x)           # passes silently
+    >>> matches(x * 2)(x * 3)
+    Traceback (most recent call last):
+    ...
+    AssertionError: result differs from the reference: max abs error 4, rtol 1e-05, atol 1e-08
+    """
+    if not (rtol >= 0 and atol >= 0):
+        raise ValueError(f"rtol and atol must be >= 0, got {rtol!r}, {atol!r}")
+    ref = _as_numpy(reference)
+    if not np.all(np.isfinite(ref)):
+        raise ValueError("the reference holds NaN or inf")
+    if ref.size == 0 or not np.any(ref):
+        raise ValueError("the reference is empty or all zeros: it cannot check anything")
+
+    def check(result) -> None:
+        out = _as_numpy(result)
+        if out.shape != ref.shape:
+            raise AssertionError(f"result has shape {out.shape}, the reference {ref.shape}")
+        if not np.all(np.isfinite(out)):
+            raise AssertionError("result holds NaN or inf")
+        if not np.allclose(out, ref, rtol=rtol, atol=atol):
+            err = float(np.max(np.abs(out - ref)))
+            raise AssertionError(f"result differs from the reference: max abs error {err:.3g}, "
+                                 f"rtol {rtol:g}, atol {atol:g}")
+
+    return check
 
 
 def _sync(device: str) -> None:
@@ -340,6 +385,26 @@ def bench(fn: Callable[[], Any], *, device: str = "cpu", name: str | None = None
         samples_s=tuple(float(v) for v in samples),
         env=environment(device) if env else {},
     )
+
+
+def fresh_pages(n_bytes: float) -> np.ndarray:
+    """A float64 array on freshly mapped memory that nothing has touched yet.
+
+    The operating system maps a page of an anonymous mapping only when it is first touched
+    (a *page fault*), so the first pass over this array pays for every page and later passes
+    do not. ``numpy.empty`` cannot promise this: the allocator may hand back memory that an
+    earlier array already touched. Used to measure first-touch costs on purpose.
+
+    >>> a = fresh_pages(1 << 16)
+    >>> a.size, a.dtype.name, bool(a.flags.writeable), float(a.sum())
+    (8192, 'float64', True, 0.0)
+    """
+    import mmap
+
+    if not (math.isfinite(n_bytes) and n_bytes >= 8):
+        raise ValueError(f"n_bytes must be a finite number >= 8, got {n_bytes!r}")
+    n = int(n_bytes) // 8 * 8
+    return np.frombuffer(mmap.mmap(-1, n), dtype=np.float64)
 
 
 def clock_steps_ns(n: int = 20_000, clock: str = "perf_counter") -> np.ndarray:

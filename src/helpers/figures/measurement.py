@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
@@ -212,7 +213,7 @@ def three_ways_figure(times_s: Mapping[str, float], kernel_s: float):
     ax.set_ylim(min(vals) / 3, max(vals) * 6)
     ax.set_ylabel("measured time (s)")
     ax.set_title("The same launches, timed three ways")
-    return fig
+    return _detached(fig)
 
 
 def naive_loop_figure(times_s: Sequence[float], kernel_s: float, max_pending: int):
@@ -232,7 +233,7 @@ def naive_loop_figure(times_s: Sequence[float], kernel_s: float, max_pending: in
     ax.set_ylabel("host-timed launch (s)")
     ax.set_title("A loop that forgot to synchronize: the queue decides what it measures")
     ax.legend(loc="center right")
-    return fig
+    return _detached(fig)
 
 
 def first_calls_figure(series: Mapping[str, Sequence[float]]):
@@ -252,7 +253,7 @@ def first_calls_figure(series: Mapping[str, Sequence[float]]):
     ax.set_ylabel("time of the call (s)")
     ax.set_title("The first call is not like the others")
     ax.legend()
-    return fig
+    return _detached(fig)
 
 
 def resolution_figure(resolutions_s: Mapping[str, float], *, target: float = 0.01):
@@ -281,7 +282,7 @@ def resolution_figure(resolutions_s: Mapping[str, float], *, target: float = 0.0
     ax.set_ylabel("worst relative error r / T")
     ax.set_title("How long an interval must be for a clock to time it")
     ax.legend(loc="lower left")
-    return fig
+    return _detached(fig)
 
 
 def distribution_figure(samples_s: Sequence[float], *, confidence: float = 0.95,
@@ -311,6 +312,13 @@ def distribution_figure(samples_s: Sequence[float], *, confidence: float = 0.95,
     ax.set_ylabel("repetitions")
     ax.set_title(title)
     ax.legend(fontsize=9)
+    return _detached(fig)
+
+
+def _detached(fig):
+    """Remove ``fig`` from pyplot's registry, so a notebook shows it once (as the cell's value
+    or through ``glue``), not a second time when the inline backend flushes open figures."""
+    plt.close(fig)
     return fig
 
 
@@ -344,7 +352,7 @@ def ci_width_figure(samples_s: Sequence[float], ns: Sequence[int], *, confidence
     ax.set_ylabel("CI half-width (% of estimate)")
     ax.set_title("More repetitions, narrower intervals")
     ax.legend()
-    return fig
+    return _detached(fig)
 
 
 def cache_figure(medians_s: Mapping[str, float], work_bytes: float):
@@ -362,7 +370,7 @@ def cache_figure(medians_s: Mapping[str, float], work_bytes: float):
                 fontsize=10)
     ax.set_ylabel("read bandwidth (GB/s)")
     ax.set_title(f"Summing {units.fmt_bytes(work_bytes)}: where do the bytes come from?")
-    return fig
+    return _detached(fig)
 
 
 def comparison_figure(baseline_s: Sequence[float], candidate_s: Sequence[float],
@@ -398,4 +406,4 @@ def comparison_figure(baseline_s: Sequence[float], candidate_s: Sequence[float],
     ax2.set_title(f"Verdict: {comparison.verdict}")
     ax2.set_ylim(-1, 1.6)
     ax2.legend(loc="upper center", fontsize=8)
-    return fig
+    return _detached(fig)
