@@ -77,6 +77,8 @@ class TestCpuPath:
     def test_warm_up_lasts_about_warmup_s(self):
         r = bench(lambda: time.sleep(0.001), warmup_s=0.03, budget_s=0.01, env=False)
         assert 3 <= r.warmup_reps <= 31
+        assert len(r.warmup_samples_s) == r.warmup_reps
+        assert min(r.warmup_samples_s) >= 0.001
 
     def test_budget_sizes_the_repetitions(self):
         r = bench(lambda: time.sleep(0.002), warmup_s=0.01, budget_s=0.1, env=False)

@@ -83,6 +83,7 @@ class BenchResult:
     checked: bool  # whether a correctness check of the first call's result passed
     samples_s: tuple[float, ...] = field(repr=False)
     env: dict = field(default_factory=dict, repr=False)
+    warmup_samples_s: tuple[float, ...] = field(default=(), repr=False)  # warm-up, in order
 
     @property
     def spread(self) -> float:
@@ -121,6 +122,7 @@ class BenchResult:
         """JSON-ready dict with every field, the samples included."""
         d = asdict(self)
         d["samples_s"] = list(self.samples_s)
+        d["warmup_samples_s"] = list(self.warmup_samples_s)
         d["spread"] = self.spread
         return d
 
@@ -384,6 +386,7 @@ def bench(fn: Callable[[], Any], *, device: str = "cpu", name: str | None = None
         checked=checked,
         samples_s=tuple(float(v) for v in samples),
         env=environment(device) if env else {},
+        warmup_samples_s=tuple(float(v) for v in warm_times),
     )
 
 

@@ -200,54 +200,57 @@ def sleep_kernel(duration_s: float) -> Callable[[], None]:
 
     ``time.sleep`` releases the interpreter lock and the CPU, so the host thread runs freely
     meanwhile, as the host does while a GPU works; the operating system may oversleep by tens
-    of microseconds, never undersleep.
+    of microseconds, never undersleep. ``sleep_kernel(0)`` does nothing, quickly: use it to
+    measure the cost of a launch alone.
     """
     duration_s = float(duration_s)
     if not duration_s >= 0:
         raise ValueError(f"duration_s must be >= 0, got {duration_s!r}")
 
     def kernel() -> None:
-        time.sleep(duration_s)
+        if duration_s > 0:  # sleep(0) is still a system call that can take a millisecond
+            time.sleep(duration_s)
 
     kernel.__name__ = f"sleep_{duration_s:g}s"
     return kernel
 
 
-def time_three_ways(stream: ToyStream, kernel: Callable[[], Any], n_launches: int = 1) -> dict:
-    """Time ``n_launches`` launches of ``kernel`` three ways and return the seconds of each.
+def time_three_ways(stream: ToyStream, kernel: Callable[[], Any],
+                    n_launches: int = 1) -> dict:
+    """Time ``n_launches`` launches of ``kernel`` three ways; seconds each.
 
-    * ``host_no_sync_s``: a host timer around the launches only. **This is the mistake**: it
-      measures how long the host took to *enqueue* the work, not the work.
-    * ``host_sync_s``: a host timer around the launches and a ``synchronize``: the work, plus
-      the launch and synchronization overheads.
-    * ``events_s``: events recorded before and after the launches: the device's own time
-      between the two points of the stream.
-
-    The stream is synchronized before each measurement, so earlier work is not billed to it.
+    * ``host_no_sync_s``: a host timer around the launches only. This is
+      the mistake: it times the *enqueueing*, not the work.
+    * ``host_sync_s``: a host timer around the launches and a
+      ``synchronize``: the work plus launch and sync overheads.
+    * ``events_s``: events recorded before and after the launches: the
+      device's own time between two points of the stream.
     """
     if not (isinstance(n_launches, int) and n_launches >= 1):
-        raise ValueError(f"n_launches must be an integer >= 1, got {n_launches!r}")
-    stream.synchronize()
+        raise ValueError(f"n_launches must be an integer >= 1, "
+                         f"got {n_launches!r}")
+    stream.synchronize()                    # earlier work is not billed
     t0 = time.perf_counter()
     for _ in range(n_launches):
         stream.launch(kernel)
-    host_no_sync_s = time.perf_counter() - t0          # wrong: stops before the work is done
+    host_no_sync_s = time.perf_counter() - t0   # wrong: work not done yet
     stream.synchronize()
 
     t0 = time.perf_counter()
     for _ in range(n_launches):
         stream.launch(kernel)
-    stream.synchronize()
+    stream.synchronize()                    # wait for the work
     host_sync_s = time.perf_counter() - t0
 
     start, end = ToyEvent(), ToyEvent()
-    start.record(stream)
+    start.record(stream)                    # stamped by the device
     for _ in range(n_launches):
         stream.launch(kernel)
     end.record(stream)
-    end.synchronize()
-    events_s = start.elapsed_time(end) / 1e3
-    return {"host_no_sync_s": host_no_sync_s, "host_sync_s": host_sync_s, "events_s": events_s}
+    end.synchronize()                       # wait until `end` is stamped
+    events_s = start.elapsed_time(end) / 1e3    # milliseconds -> seconds
+    return {"host_no_sync_s": host_no_sync_s, "host_sync_s": host_sync_s,
+            "events_s": events_s}
 
 
 def naive_loop_times_s(stream: ToyStream, kernel: Callable[[], Any], n: int) -> list[float]:
