@@ -393,15 +393,6 @@ class TestClocks:
 # --------------------------------------------------------------------------------------
 # CUDA path on a real GPU
 # --------------------------------------------------------------------------------------
-def _spec_for(name: str):
-    from helpers import specs
-
-    for spec in specs.GPUS:
-        if spec.name.split()[0] in name:
-            return spec
-    return None
-
-
 @gpu
 @needs_gpu
 class TestRealGpu:
@@ -412,10 +403,12 @@ class TestRealGpu:
         r = bench(lambda: dst.copy_(src), device="cuda", warmup_s=0.05, budget_s=0.3, env=True)
         assert torch.equal(dst, src)
         bw = r.rate(2 * n_bytes)  # read once, written once
-        assert 50e9 < bw < 20e12, bw
-        spec = _spec_for(r.env["device_name"])
-        if spec is not None:  # a known part: within its datasheet peak and above half of it
-            assert 0.5 * spec.hbm_bytes_per_s < bw < 1.05 * spec.hbm_bytes_per_s, (bw, spec.name)
+        assert 50e9 < bw < 20e12, bw  # any GPU with HBM or GDDR
+        if "H200" in r.env["device_name"]:  # the book's reference part: near its datasheet
+            from helpers.specs import H200_SXM
+
+            peak = H200_SXM.hbm_bytes_per_s
+            assert 0.5 * peak < bw < 1.05 * peak, (bw, peak)
 
     def test_host_timer_without_sync_measures_far_less_than_events(self):
         a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
@@ -457,9 +450,11 @@ class TestRealGpu:
 
     def test_first_call_includes_one_time_work(self):
         x = torch.randn(1 << 20, device="cuda")
+        # A kernel used for the first time in the process: its module is loaded lazily (and
+        # the host pays the launch and a synchronization), milliseconds against microseconds.
         r = bench(lambda: torch.special.zeta(x, 2.0 + x.abs()), device="cuda", budget_s=0.05,
                   env=False)
-        assert r.first_call_s >= r.median_s
+        assert r.first_call_s > 3 * r.median_s, (r.first_call_s, r.median_s)
 
 
 # --------------------------------------------------------------------------------------

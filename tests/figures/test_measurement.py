@@ -147,3 +147,14 @@ class TestPlots:
         fig = fm.comparison_figure(self.x, self.x / 1.3, comp, names=("old", "new"))
         assert fig.axes[1].get_title() == "Verdict: faster"
         assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["old", "new"]
+
+
+def test_svg_figures_paint_the_theme_background_first():
+    # The dark theme puts a light card behind HTML outputs; the backdrop keeps the
+    # theme-coloured text readable on it.
+    from helpers.figures.svg import BACKGROUND
+
+    for fig in (fm.opening_animation(), fm.structure_diagram()):
+        body = fig.svg.split("</title>", 1)[1]
+        first = re.search(r"<(rect|line|text|circle|path|g)\b[^>]*>", body.split("</defs>")[-1])
+        assert first.group(1) == "rect" and f'fill="{BACKGROUND}"' in first.group(0)

@@ -217,10 +217,10 @@ def sleep_kernel(duration_s: float) -> Callable[[], None]:
 
 def time_three_ways(stream: ToyStream, kernel: Callable[[], Any],
                     n_launches: int = 1) -> dict:
-    """Time ``n_launches`` launches of ``kernel`` three ways; seconds each.
+    """Time ``n_launches`` launches of ``kernel`` three ways (seconds).
 
-    * ``host_no_sync_s``: a host timer around the launches only. This is
-      the mistake: it times the *enqueueing*, not the work.
+    * ``host_no_sync_s``: a host timer around the launches only. This
+      is the mistake: it times the *enqueueing*, not the work.
     * ``host_sync_s``: a host timer around the launches and a
       ``synchronize``: the work plus launch and sync overheads.
     * ``events_s``: events recorded before and after the launches: the
@@ -229,28 +229,28 @@ def time_three_ways(stream: ToyStream, kernel: Callable[[], Any],
     if not (isinstance(n_launches, int) and n_launches >= 1):
         raise ValueError(f"n_launches must be an integer >= 1, "
                          f"got {n_launches!r}")
-    stream.synchronize()                    # earlier work is not billed
+    stream.synchronize()              # earlier work is not billed
     t0 = time.perf_counter()
     for _ in range(n_launches):
         stream.launch(kernel)
-    host_no_sync_s = time.perf_counter() - t0   # wrong: work not done yet
+    host_no_sync_s = time.perf_counter() - t0    # wrong: too early
     stream.synchronize()
 
     t0 = time.perf_counter()
     for _ in range(n_launches):
         stream.launch(kernel)
-    stream.synchronize()                    # wait for the work
+    stream.synchronize()              # wait for the work
     host_sync_s = time.perf_counter() - t0
 
     start, end = ToyEvent(), ToyEvent()
-    start.record(stream)                    # stamped by the device
+    start.record(stream)              # stamped by the device
     for _ in range(n_launches):
         stream.launch(kernel)
     end.record(stream)
-    end.synchronize()                       # wait until `end` is stamped
-    events_s = start.elapsed_time(end) / 1e3    # milliseconds -> seconds
-    return {"host_no_sync_s": host_no_sync_s, "host_sync_s": host_sync_s,
-            "events_s": events_s}
+    end.synchronize()                 # wait until `end` is stamped
+    events_s = start.elapsed_time(end) / 1e3     # ms -> s
+    return {"host_no_sync_s": host_no_sync_s,
+            "host_sync_s": host_sync_s, "events_s": events_s}
 
 
 def naive_loop_times_s(stream: ToyStream, kernel: Callable[[], Any], n: int) -> list[float]:
