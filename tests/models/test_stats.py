@@ -152,11 +152,19 @@ def _brute_force_ranks(n, p, confidence):
 
 class TestMedianCI:
     def test_published_n20(self):
-        # Campbell and Gardner (1988): for n = 20 the conservative 95 % interval of the median
-        # runs from the 6th to the 15th ordered value, with exact level 95.9 %.
-        lo, hi, cover = stats.median_ci(np.arange(1, 21) * 1.0)
-        assert (lo, hi) == (6.0, 15.0)
+        # Campbell and Gardner (1988) give the ranks of the median's 95 % interval as
+        # n/2 - 1.96 sqrt(n)/2 and 1 + n/2 + 1.96 sqrt(n)/2, rounded to the nearest integer:
+        # for n = 20, 5.62 and 15.38, so the 6th and the 15th values. A binomial table
+        # (Conover 1999, table A3: P(B <= 5 | n = 20, p = 1/2) = 0.0207) gives the exact
+        # level 1 - 2 x 0.0207 = 95.9 %, as textbook tables of the interval print it.
+        n = 20
+        lower = n / 2 - 1.96 * math.sqrt(n) / 2
+        upper = 1 + n / 2 + 1.96 * math.sqrt(n) / 2
+        assert (round(lower, 2), round(upper, 2)) == (5.62, 15.38)
+        lo, hi, cover = stats.median_ci(np.arange(1, n + 1) * 1.0)
+        assert (lo, hi) == (float(round(lower)), float(round(upper))) == (6.0, 15.0)
         assert round(cover * 100, 1) == 95.9
+        assert cover == pytest.approx(1 - 2 * 0.0207, abs=1e-4)
 
     @pytest.mark.parametrize("n", list(range(6, 41)) + [99, 100, 250])
     @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
