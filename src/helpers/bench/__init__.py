@@ -1,11 +1,20 @@
-"""Measurement: the one benchmark helper, environment capture and the size switch.
+"""Measurement: the one benchmark helper, environment capture, the size switch, a toy stream.
 
 Device-facing code lives here, apart from the pure models in :mod:`helpers.models`.
+
+* :func:`bench` times a callable the one way the book times anything (:mod:`.timing`);
+* :func:`environment` records what a measurement ran on (:mod:`.env`);
+* :func:`pick`, :func:`size_tier`, :func:`has_cuda` choose problem sizes (:mod:`.sizes`);
+* :class:`ToyStream` and :class:`ToyEvent` show asynchronous execution on a CPU
+  (:mod:`.toy_stream`).
 """
 
 from .env import environment
 from .sizes import has_cuda, pick, size_tier
-from .timing import BenchResult, CacheFlusher, bench, timer_resolution_s
+from .timing import (BenchResult, CacheFlusher, bench, clock_read_cost_s, clock_steps_ns,
+                     fresh_pages, matches, timer_resolution_s)
+from .toy_stream import ToyEvent, ToyStream, sleep_kernel
 
-__all__ = ["bench", "BenchResult", "CacheFlusher", "timer_resolution_s", "environment",
-           "pick", "size_tier", "has_cuda"]
+__all__ = ["bench", "BenchResult", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s", "clock_steps_ns",
+           "clock_read_cost_s", "environment", "pick", "size_tier", "has_cuda", "ToyStream",
+           "ToyEvent", "sleep_kernel"]

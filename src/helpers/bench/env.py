@@ -1,8 +1,13 @@
 """Environment capture: what a measurement ran on, recorded next to every result.
 
 :func:`environment` returns a plain dict (JSON-ready): the date, the commit, the Python,
-NumPy, PyTorch and Triton versions, the CPU, the cores this process may use, and for CUDA the
-device name, driver, CUDA runtime and, where ``nvidia-smi`` answers, the clocks.
+NumPy, PyTorch and Triton versions, the CPU, its cache sizes, the cores this process may use,
+the threads PyTorch will use, the clock behind ``time.perf_counter``, and for CUDA the device
+name, driver, CUDA runtime and, where ``nvidia-smi`` answers, the clocks and power limit.
+
+>>> env = environment("cpu")
+>>> env["device"], env["usable_cores"] >= 1, "perf_counter" in env["clock"]
+('cpu', True, True)
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
-__all__ = ["environment", "cpu_model", "usable_cores", "git_commit"]
+__all__ = ["environment", "cpu_model", "usable_cores", "git_commit", "cache_sizes_bytes",
+           "llc_bytes", "cuda_index"]
 
 
 def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
@@ -48,6 +55,55 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _parse_size(text: str) -> int | None:
+    text = text.strip().upper()
+    scale = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    try:
+        if text and text[-1] in scale:
+            return int(text[:-1]) * scale[text[-1]]
+        return int(text)
+    except ValueError:
+        return None
+
+
+def cache_sizes_bytes(root: str | os.PathLike = "/sys/devices/system/cpu/cpu0/cache") -> dict:
+    """CPU cache sizes in bytes by level name (``"L1d"``, ``"L1i"``, ``"L2"``, ``"L3"``).
+
+    Read from Linux's sysfs (which reports binary kilobytes); empty where it is absent. In a
+    virtual machine these are what the hypervisor reports, and a last-level cache is shared
+    with other cores (and possibly other tenants).
+
+    >>> sizes = cache_sizes_bytes()
+    >>> all(v > 0 for v in sizes.values())
+    True
+    """
+    out: dict = {}
+    base = Path(root)
+    if not base.is_dir():
+        return out
+    for index in sorted(base.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = _parse_size((index / "size").read_text())
+        except OSError:
+            continue
+        if size is None:
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind, "")
+        out[f"L{level}{suffix}"] = size
+    return out
+
+
+def llc_bytes() -> int | None:
+    """Size of the last-level (largest-numbered) cache in bytes, or None if unknown."""
+    sizes = cache_sizes_bytes()
+    if not sizes:
+        return None
+    top = max(sizes, key=lambda k: (int(k[1]), sizes[k]))
+    return sizes[top]
+
+
 def git_commit(path: str | os.PathLike | None = None) -> str | None:
     """The commit of the repository at ``path`` (default: this package's), or None."""
     if shutil.which("git") is None:
@@ -66,11 +122,35 @@ def _versions() -> dict:
     return versions
 
 
-def _cuda_info() -> dict:
+def _torch_threads() -> int | None:
+    try:
+        import torch
+    except Exception:
+        return None
+    return int(torch.get_num_threads())
+
+
+def cuda_index(device: str) -> int:
+    """The device index of ``"cuda"`` (the current device) or ``"cuda:N"``.
+
+    >>> cuda_index("cuda:3")
+    3
+    """
+    if device == "cuda":
+        import torch
+
+        return int(torch.cuda.current_device())
+    prefix, _, idx = device.partition(":")
+    if prefix != "cuda" or not idx.isdigit():
+        raise ValueError(f"device must be 'cuda' or 'cuda:N', got {device!r}")
+    return int(idx)
+
+
+def _cuda_info(device: str) -> dict:
     import torch
 
-    info: dict = {"cuda_runtime": torch.version.cuda}
-    idx = torch.cuda.current_device()
+    idx = cuda_index(device)
+    info: dict = {"cuda_runtime": torch.version.cuda, "cuda_index": idx}
     props = torch.cuda.get_device_properties(idx)
     info.update(device_name=props.name, sm_count=props.multi_processor_count,
                 memory_bytes=float(props.total_memory),
@@ -87,16 +167,20 @@ def _cuda_info() -> dict:
 
 def environment(device: str = "cpu") -> dict:
     """A JSON-ready description of the machine and software a measurement ran on."""
+    clock = time.get_clock_info("perf_counter")
     env = {
         "date_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "commit": git_commit(),
         "platform": platform.platform(),
         "cpu": cpu_model(),
         "usable_cores": usable_cores(),
+        "cpu_caches_bytes": cache_sizes_bytes(),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "torch_threads": _torch_threads(),
+        "clock": f"perf_counter: {clock.implementation}, resolution {clock.resolution:g} s",
         "device": device,
         **_versions(),
     }
     if device.startswith("cuda"):
-        env.update(_cuda_info())
+        env.update(_cuda_info(device))
     return env

@@ -10,9 +10,14 @@ reads one environment variable, ``BOOK_SIZE``:
 ``BOOK_FORCE_CPU=1`` hides a GPU, so the CPU tier of a lab can be exercised on a GPU machine.
 
 >>> import os
->>> os.environ["BOOK_SIZE"] = "small"
+>>> saved = os.environ.get(SIZE_ENV)
+>>> os.environ[SIZE_ENV] = "small"
 >>> pick(small=1 << 20, full=1 << 28)
 1048576
+>>> os.environ[SIZE_ENV] = "full"
+>>> pick(small=1 << 20, full=1 << 28)
+268435456
+>>> _ = os.environ.pop(SIZE_ENV) if saved is None else os.environ.update({SIZE_ENV: saved})
 """
 
 from __future__ import annotations
@@ -51,5 +56,8 @@ def size_tier() -> str:
 
 
 def pick(*, small: T, full: T) -> T:
-    """Return ``small`` or ``full`` according to :func:`size_tier`."""
+    """Return ``small`` or ``full`` according to :func:`size_tier`.
+
+    Both are keyword-only, so a call site always says which size is which.
+    """
     return small if size_tier() == "small" else full

@@ -3,42 +3,66 @@ r"""Summary statistics for benchmark timings: percentiles, confidence intervals,
 Timings of repeated runs are not normally distributed: they have a hard floor (the work
 itself), a long right tail (interrupts, frequency changes, other processes) and occasional
 huge outliers. The book therefore reports the **median** with a **distribution-free
-confidence interval** from order statistics, and flags outliers with the median absolute
-deviation rather than the standard deviation, which the outliers themselves inflate.
+confidence interval** from order statistics, flags outliers with the median absolute
+deviation rather than the standard deviation (which the outliers themselves inflate), and
+decides between two implementations with a confidence interval of their speedup.
+
+Symbols (the page's notation): :math:`x_{(i)}` is the :math:`i`-th smallest of :math:`n`
+timings, :math:`\tilde x` the sample median, :math:`c` the confidence level.
 
 Introduced in {ref}`sec-measurement`.
 
 References
 ----------
 * Hyndman, R. J. and Fan, Y. (1996), "Sample Quantiles in Statistical Packages",
-  The American Statistician 50(4): the linear interpolation of definition 7 (numpy's default).
-* Conover, W. J. (1999), *Practical Nonparametric Statistics*, 3rd ed., section 3.2: the
-  confidence interval of a quantile from order statistics and the binomial distribution.
-* Iglewicz, B. and Hoaglin, D. C. (1993), *How to Detect and Handle Outliers*: the modified
-  z-score :math:`0.6745\,(x - \tilde{x}) / \mathrm{MAD}` and the threshold 3.5.
-* Tukey, J. W. (1977), *Exploratory Data Analysis*: the fences :math:`Q_1 - 1.5\,IQR`,
-  :math:`Q_3 + 1.5\,IQR`.
-* Student (1908), "The Probable Error of a Mean", Biometrika 6(1): the t interval of a mean.
+  The American Statistician 50(4), 361-365: definition 7, linear interpolation of the order
+  statistics (numpy's and R's default).
+* Conover, W. J. (1999), *Practical Nonparametric Statistics*, 3rd ed., Wiley, section 3.2:
+  the confidence interval of a quantile from order statistics and the binomial distribution.
+* Campbell, M. J. and Gardner, M. J. (1988), "Calculating confidence intervals for some
+  non-parametric analyses", British Medical Journal 296, 1454-1456: the conservative interval
+  of the median by ranks, tabulated with its exact level (n = 20: 6th to 15th value, 95.9 %).
+* Iglewicz, B. and Hoaglin, D. C. (1993), *How to Detect and Handle Outliers*, ASQC Quality
+  Press: the modified z-score :math:`0.6745\,(x - \tilde{x}) / \mathrm{MAD}` and the threshold
+  3.5, as restated in the NIST/SEMATECH e-Handbook of Statistical Methods, section 1.3.5.17.
+* Tukey, J. W. (1977), *Exploratory Data Analysis*, Addison-Wesley: the fences
+  :math:`Q_1 - 1.5\,IQR`, :math:`Q_3 + 1.5\,IQR`.
+* Student (1908), "The Probable Error of a Mean", Biometrika 6(1), 1-25: the t interval of a
+  mean; critical values as tabulated in the NIST/SEMATECH e-Handbook, section 1.3.6.7.2.
+* Efron, B. and Tibshirani, R. J. (1993), *An Introduction to the Bootstrap*, Chapman & Hall,
+  chapter 13: the percentile bootstrap interval.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 __all__ = [
-    "as_samples", "percentile", "Summary", "summarize", "median_ci", "mean_ci",
-    "bootstrap_ci", "mad", "modified_z_scores", "mad_outliers", "tukey_fences",
-    "relative_spread", "binomial_cdf", "normal_ppf", "student_t_cdf", "student_t_ppf",
+    "as_samples", "percentile", "Summary", "summarize", "Interval", "binomial_cdf",
+    "percentile_ci", "median_ci", "min_samples_for_ci", "normal_ppf", "student_t_cdf",
+    "student_t_ppf", "mean_ci", "bootstrap_ci", "mad", "modified_z_scores", "mad_outliers",
+    "tukey_fences", "relative_spread", "speedup_ci", "Comparison", "compare",
+    "MODIFIED_Z_CONSTANT", "MODIFIED_Z_THRESHOLD",
 ]
+
+#: Iglewicz and Hoaglin's constant: the 0.75 quantile of the standard normal, so that
+#: ``MAD / 0.6745`` estimates the standard deviation of normal data.
+MODIFIED_Z_CONSTANT = 0.6745
+#: Iglewicz and Hoaglin's recommended cut-off for a potential outlier, ``|M| > 3.5``.
+MODIFIED_Z_THRESHOLD = 3.5
 
 
 def as_samples(samples: Sequence[float] | np.ndarray, *, name: str = "samples",
                min_n: int = 1) -> np.ndarray:
-    """Validate and return ``samples`` as a 1-D float64 array (finite, at least ``min_n``)."""
+    """Validate and return ``samples`` as a 1-D float64 array (finite, at least ``min_n``).
+
+    >>> as_samples([3, 1, 2]).tolist()
+    [3.0, 1.0, 2.0]
+    """
     arr = np.asarray(samples, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
@@ -56,13 +80,27 @@ def _check_level(confidence: float) -> float:
     return confidence
 
 
+def _check_q(q: float) -> float:
+    q = float(q)
+    if not 0.0 <= q <= 100.0:  # also rejects NaN
+        raise ValueError(f"q must be a percentage in [0, 100], got {q!r}")
+    return q
+
+
 def percentile(samples, q: float) -> float:
-    r"""The ``q``-th percentile (0-100) by linear interpolation between order statistics.
+    r"""The ``q``-th percentile (``q`` in 0-100) by linear interpolation of order statistics.
 
-    .. math:: Q(p) = x_{(\lfloor h \rfloor)} + (h - \lfloor h \rfloor)
-              (x_{(\lfloor h \rfloor + 1)} - x_{(\lfloor h \rfloor)}), \quad h = (n-1)p + 1
+    .. math:: Q(p) = x_{(j)} + (h - j)\,(x_{(j+1)} - x_{(j)}), \qquad
+              h = (n-1)\,p + 1,\; j = \lfloor h \rfloor,\; p = q/100
 
-    (Hyndman and Fan's definition 7, numpy's default.)
+    (Hyndman and Fan's definition 7, numpy's default; the page labels it ``eq-meas-percentile``.)
+
+    Parameters
+    ----------
+    samples : sequence of float
+        The sample, in any unit; the result has the same unit.
+    q : float
+        Percentage in [0, 100]; 50 is the median.
 
     >>> percentile([1, 2, 3, 4], 50)
     2.5
@@ -70,9 +108,7 @@ def percentile(samples, q: float) -> float:
     46.0
     """
     x = np.sort(as_samples(samples))
-    q = float(q)
-    if not 0.0 <= q <= 100.0:
-        raise ValueError(f"q must be in [0, 100], got {q!r}")
+    q = _check_q(q)
     h = (x.size - 1) * q / 100.0
     lo = math.floor(h)
     hi = min(lo + 1, x.size - 1)
@@ -117,6 +153,27 @@ def summarize(samples) -> Summary:
     )
 
 
+class Interval(NamedTuple):
+    """A confidence interval: bounds in the sample's unit and the confidence it carries.
+
+    For order-statistic intervals ``confidence`` is the exact coverage achieved (at least the
+    level asked for); for the t and bootstrap intervals it is the nominal level.
+    """
+
+    low: float
+    high: float
+    confidence: float
+
+    def contains(self, value: float) -> bool:
+        """True if ``low <= value <= high``."""
+        return self.low <= value <= self.high
+
+    @property
+    def width(self) -> float:
+        """``high - low``."""
+        return self.high - self.low
+
+
 def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
     """P(B <= k) for B ~ Binomial(n, p), summed exactly in log space.
 
@@ -127,55 +184,124 @@ def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
+    n, k = int(n), math.floor(k)
     if k < 0:
         return 0.0
     if k >= n:
         return 1.0
     if p in (0.0, 1.0):
         return 1.0 if p == 0.0 else 0.0
-    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-            + i * math.log(p) + (n - i) * math.log1p(-p) for i in range(k + 1)]
-    top = max(logs)
-    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
+    return float(_binomial_cdf_table(n, p)[k])
 
 
-def median_ci(samples, confidence: float = 0.95) -> tuple[float, float, float]:
-    r"""Distribution-free confidence interval of the median from order statistics.
+def _binomial_cdf_table(n: int, p: float) -> np.ndarray:
+    """``[P(B <= 0), ..., P(B <= n)]`` for B ~ Binomial(n, p), 0 < p < 1, in one pass."""
+    i = np.arange(n + 1, dtype=np.float64)
+    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1)
+                           for j in range(n + 1)])
+    log_pmf = log_choose + i * math.log(p) + (n - i) * math.log1p(-p)
+    cdf = np.cumsum(np.exp(log_pmf))
+    return np.minimum(cdf, 1.0)
 
-    The interval :math:`[x_{(k)}, x_{(n-k+1)}]` covers the population median with probability
-    :math:`1 - 2\,P(B \le k-1)`, :math:`B \sim \mathrm{Binomial}(n, 1/2)`, whatever the
-    distribution (Conover 1999, section 3.2). The largest ``k`` whose coverage is at least
-    ``confidence`` is used.
+
+def _ranks(n: int, p: float, confidence: float) -> tuple[int, int, float] | None:
+    """1-based ranks (l, u) of the conservative equal-tailed interval, and its coverage."""
+    alpha = (1.0 - confidence) / 2.0
+    cdf = _binomial_cdf_table(n, p)
+    # P(x_(l) > Q) = P(B <= l - 1): largest l with that tail <= alpha.
+    lows = np.nonzero(cdf[:n] <= alpha + 1e-12)[0]
+    # P(x_(u) < Q) = P(B >= u) = 1 - P(B <= u - 1): smallest u with that tail <= alpha.
+    highs = np.nonzero(1.0 - cdf[:n] <= alpha + 1e-12)[0]
+    if lows.size == 0 or highs.size == 0:
+        return None
+    low = int(lows[-1]) + 1
+    high = int(highs[0]) + 1
+    coverage = float(cdf[high - 1] - cdf[low - 1])
+    return low, high, min(coverage, 1.0)
+
+
+def min_samples_for_ci(q: float = 50.0, confidence: float = 0.95) -> int:
+    r"""Fewest samples for which :func:`percentile_ci` exists at this percentile and level.
+
+    The interval needs an order statistic below the percentile with tail probability at most
+    :math:`(1-c)/2` on each side: :math:`(1-p)^n \le (1-c)/2` and :math:`p^n \le (1-c)/2`.
+
+    >>> min_samples_for_ci(50, 0.95)     # the median
+    6
+    >>> min_samples_for_ci(99, 0.95)     # a p99 tail latency
+    368
+    """
+    q = _check_q(q)
+    confidence = _check_level(confidence)
+    p = q / 100.0
+    if p in (0.0, 1.0):
+        raise ValueError(f"no finite sample gives a confidence interval of the {q}th percentile")
+    alpha = (1.0 - confidence) / 2.0
+    need = max(math.log(alpha) / math.log1p(-p), math.log(alpha) / math.log(p))
+    n = max(1, math.ceil(need - 1e-9))
+    return n
+
+
+def percentile_ci(samples, q: float, confidence: float = 0.95) -> Interval:
+    r"""Distribution-free confidence interval of the ``q``-th percentile from order statistics.
+
+    With :math:`B \sim \mathrm{Binomial}(n, p)` counting the samples below the population
+    percentile :math:`Q_p`, the interval :math:`[x_{(l)}, x_{(u)}]` covers :math:`Q_p` with
+    probability :math:`P(l \le B \le u - 1)`, whatever the (continuous) distribution. The
+    ranks are chosen conservatively, each tail at most :math:`(1-c)/2` (Conover 1999, section
+    3.2). For a discrete sample (ties) the coverage is at least as large.
 
     Returns
     -------
-    (low, high, coverage): the bounds in the sample's unit and the exact coverage achieved.
+    Interval
+        ``(low, high, confidence)`` with the exact coverage achieved.
 
-    Raises ``ValueError`` if ``n`` is too small for the requested level (fewer than 6 samples
-    at 95 %).
+    Raises
+    ------
+    ValueError
+        If ``n`` is too small for the level (see :func:`min_samples_for_ci`).
+
+    >>> ci = percentile_ci(list(range(1, 501)), 99)
+    >>> ci.low, ci.high, round(ci.confidence, 3)
+    (490.0, 500.0, 0.98)
+    """
+    q = _check_q(q)
+    confidence = _check_level(confidence)
+    x = np.sort(as_samples(samples))
+    p = q / 100.0
+    ranks = _ranks(x.size, p, confidence) if 0.0 < p < 1.0 else None
+    if ranks is None:
+        need = min_samples_for_ci(q, confidence) if 0.0 < p < 1.0 else None
+        what = f"at least {need} samples" if need else "a percentile strictly inside (0, 100)"
+        raise ValueError(f"a {confidence:.0%} confidence interval of the {q:g}th percentile "
+                         f"needs {what}, got {x.size}")
+    low, high, coverage = ranks
+    return Interval(float(x[low - 1]), float(x[high - 1]), coverage)
+
+
+def median_ci(samples, confidence: float = 0.95) -> Interval:
+    r"""Distribution-free confidence interval of the median from order statistics.
+
+    .. math:: P\big(x_{(k)} \le m \le x_{(n-k+1)}\big) = 1 - 2\,P(B \le k-1),
+              \qquad B \sim \mathrm{Binomial}(n, 1/2)
+
+    whatever the distribution (Conover 1999, section 3.2; the page labels it
+    ``eq-meas-median-ci``). The largest ``k`` whose coverage is at least ``confidence`` is
+    used, so the coverage reported is the exact one, never below the level asked for.
+
+    Returns
+    -------
+    Interval
+        ``(low, high, confidence)``, the bounds in the sample's unit and the exact coverage.
+
+    Raises ``ValueError`` if ``n`` is too small for the requested level (fewer than 6
+    samples at 95 %).
 
     >>> lo, hi, cover = median_ci(list(range(1, 21)))   # n = 20: the 6th and 15th values
     >>> lo, hi, round(cover, 4)
     (6.0, 15.0, 0.9586)
     """
-    confidence = _check_level(confidence)
-    x = np.sort(as_samples(samples))
-    n = x.size
-    best = None
-    for k in range(1, n // 2 + 1):
-        coverage = 1.0 - 2.0 * binomial_cdf(k - 1, n)
-        if coverage >= confidence:
-            best = (k, coverage)
-        else:
-            break
-    if best is None:
-        need = next(m for m in range(1, 10_000) if 1.0 - 2.0 * binomial_cdf(0, m) >= confidence)
-        raise ValueError(
-            f"a {confidence:.0%} confidence interval of the median needs at least {need} "
-            f"samples, got {n}"
-        )
-    k, coverage = best
-    return float(x[k - 1]), float(x[n - k]), float(coverage)
+    return percentile_ci(samples, 50.0, confidence)
 
 
 def normal_ppf(p: float) -> float:
@@ -190,7 +316,7 @@ def normal_ppf(p: float) -> float:
     lo, hi = -40.0, 40.0
     for _ in range(200):
         mid = (lo + hi) / 2
-        if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < p:
+        if 0.5 * math.erfc(-mid / math.sqrt(2)) < p:
             lo = mid
         else:
             hi = mid
@@ -204,7 +330,7 @@ def _betacf(a: float, b: float, x: float) -> float:
     c, d = 1.0, 1.0 - qab * x / qap
     d = 1.0 / (d if abs(d) > tiny else tiny)
     h = d
-    for m in range(1, 10_000):
+    for m in range(1, 100_000):
         m2 = 2 * m
         aa = m * (b - m) * x / ((qam + m2) * (a + m2))
         d = 1.0 + aa * d
@@ -220,8 +346,8 @@ def _betacf(a: float, b: float, x: float) -> float:
         delta = d * c
         h *= delta
         if abs(delta - 1.0) < 1e-15:
-            break
-    return h
+            return h
+    raise RuntimeError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
 
 
 def _betainc(a: float, b: float, x: float) -> float:
@@ -237,15 +363,28 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
 
 
+def _check_df(df: float) -> float:
+    df = float(df)
+    if not df > 0 or math.isinf(df):
+        raise ValueError(f"df must be a finite number > 0, got {df!r}")
+    return df
+
+
 def student_t_cdf(t: float, df: float) -> float:
-    """CDF of Student's t distribution with ``df`` degrees of freedom.
+    r"""CDF of Student's t distribution with ``df`` degrees of freedom.
+
+    Uses :math:`P(|T| > t) = I_{\nu/(\nu + t^2)}(\nu/2, 1/2)`, the regularized incomplete beta
+    function, evaluated by its continued fraction.
 
     >>> round(student_t_cdf(2.262157, 9), 5)
     0.975
     """
-    if not df > 0:
-        raise ValueError(f"df must be > 0, got {df!r}")
+    df = _check_df(df)
     t = float(t)
+    if math.isnan(t):
+        raise ValueError("t must not be NaN")
+    if math.isinf(t):
+        return 1.0 if t > 0 else 0.0
     tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
     return 1.0 - tail if t >= 0 else tail
 
@@ -259,57 +398,76 @@ def student_t_ppf(p: float, df: float) -> float:
     p = float(p)
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p!r}")
-    if not df > 0:
-        raise ValueError(f"df must be > 0, got {df!r}")
+    df = _check_df(df)
     if p == 0.5:
         return 0.0
-    lo, hi = -1.0, 1.0
-    while student_t_cdf(lo, df) > p:
-        lo *= 2
+    if p < 0.5:
+        return -student_t_ppf(1.0 - p, df)
+    lo, hi = 0.0, 1.0
     while student_t_cdf(hi, df) < p:
-        hi *= 2
+        lo, hi = hi, hi * 2
     for _ in range(200):
         mid = (lo + hi) / 2
         if student_t_cdf(mid, df) < p:
             lo = mid
         else:
             hi = mid
+        if hi - lo <= 1e-15 * max(1.0, hi):
+            break
     return (lo + hi) / 2
 
 
-def mean_ci(samples, confidence: float = 0.95) -> tuple[float, float]:
-    r"""Student-t confidence interval of the mean: :math:`\bar x \pm t_{(1+c)/2,\,n-1}\, s/\sqrt n`.
+def mean_ci(samples, confidence: float = 0.95) -> Interval:
+    r"""Student-t confidence interval of the mean.
 
-    Assumes independent samples from a distribution close enough to normal; for timings with
-    a heavy tail prefer :func:`median_ci`.
+    .. math:: \bar x \pm t_{(1+c)/2,\;n-1}\; s / \sqrt n
 
-    >>> lo, hi = mean_ci([9.0, 10.0, 11.0, 10.0, 10.0])
-    >>> round(lo, 3), round(hi, 3)
-    (9.122, 10.878)
+    (the page labels it ``eq-meas-mean-ci``). Assumes independent samples from a distribution
+    close enough to normal; for timings with a heavy tail prefer :func:`median_ci`.
+
+    >>> lo, hi, level = mean_ci([9.0, 10.0, 11.0, 10.0, 10.0])
+    >>> round(lo, 3), round(hi, 3), level
+    (9.122, 10.878, 0.95)
     """
     confidence = _check_level(confidence)
     x = as_samples(samples, min_n=2)
     m = float(np.mean(x))
-    half = student_t_ppf((1 + confidence) / 2, x.size - 1) * float(np.std(x, ddof=1)) / math.sqrt(x.size)
-    return m - half, m + half
+    s = float(np.std(x, ddof=1))
+    half = student_t_ppf((1 + confidence) / 2, x.size - 1) * s / math.sqrt(x.size)
+    return Interval(m - half, m + half, confidence)
+
+
+def _resampled(x: np.ndarray, statistic, n_resamples: int, rng) -> np.ndarray:
+    idx = rng.integers(0, x.size, size=(n_resamples, x.size))
+    if statistic is np.median or statistic is np.mean:
+        return statistic(x[idx], axis=1)
+    return np.array([statistic(x[row]) for row in idx], dtype=np.float64)
+
+
+def _check_resamples(n_resamples: int) -> int:
+    if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 100):
+        raise ValueError(f"n_resamples must be an integer >= 100, got {n_resamples!r}")
+    return int(n_resamples)
 
 
 def bootstrap_ci(samples, statistic: Callable[[np.ndarray], float] = np.median, *,
                  confidence: float = 0.95, n_resamples: int = 2000,
-                 seed: int = 0) -> tuple[float, float]:
+                 seed: int = 0) -> Interval:
     """Percentile-bootstrap confidence interval of any ``statistic`` (seeded, reproducible).
 
-    Efron, B. and Tibshirani, R. J. (1993), *An Introduction to the Bootstrap*, chapter 13.
+    Efron and Tibshirani (1993), chapter 13.
+
+    >>> lo, hi, _ = bootstrap_ci([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    >>> lo <= 5.0 <= hi
+    True
     """
     confidence = _check_level(confidence)
     x = as_samples(samples, min_n=2)
-    if n_resamples < 100:
-        raise ValueError(f"n_resamples must be >= 100, got {n_resamples}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, x.size, size=(n_resamples, x.size))
-    stats = np.array([statistic(x[row]) for row in idx], dtype=np.float64)
+    n_resamples = _check_resamples(n_resamples)
+    stats = _resampled(x, statistic, n_resamples, np.random.default_rng(seed))
     alpha = (1 - confidence) / 2
-    return percentile(stats, 100 * alpha), percentile(stats, 100 * (1 - alpha))
+    return Interval(percentile(stats, 100 * alpha), percentile(stats, 100 * (1 - alpha)),
+                    confidence)
 
 
 def mad(samples) -> float:
@@ -326,24 +484,32 @@ def mad(samples) -> float:
 def modified_z_scores(samples) -> np.ndarray:
     r"""Iglewicz-Hoaglin modified z-scores, :math:`M_i = 0.6745\,(x_i - \tilde x)/\mathrm{MAD}`.
 
-    Where MAD is zero (more than half the values equal), every value off the median gets
+    (The page labels it ``eq-meas-modified-z``.) Where MAD is zero (more than half the values
+    equal, common for timings quantized by a coarse clock), every value off the median gets
     an infinite score and the median itself zero.
+
+    >>> modified_z_scores([1.0, 2.0, 3.0]).round(4).tolist()
+    [-0.6745, 0.0, 0.6745]
     """
     x = as_samples(samples)
     med = float(np.median(x))
     m = mad(x)
     dev = x - med
     if m == 0.0:
-        return np.where(dev == 0.0, 0.0, np.sign(dev) * np.inf)
-    return 0.6745 * dev / m
+        scores = np.zeros_like(dev)
+        scores[dev > 0] = np.inf
+        scores[dev < 0] = -np.inf
+        return scores
+    return MODIFIED_Z_CONSTANT * dev / m
 
 
-def mad_outliers(samples, threshold: float = 3.5) -> np.ndarray:
+def mad_outliers(samples, threshold: float = MODIFIED_Z_THRESHOLD) -> np.ndarray:
     """Boolean mask of outliers: ``|modified z| > threshold`` (3.5, Iglewicz and Hoaglin).
 
     >>> mad_outliers([10, 11, 10, 12, 11, 10, 95]).tolist()
     [False, False, False, False, False, False, True]
     """
+    threshold = float(threshold)
     if not threshold > 0:
         raise ValueError(f"threshold must be > 0, got {threshold!r}")
     return np.abs(modified_z_scores(samples)) > threshold
@@ -355,6 +521,7 @@ def tukey_fences(samples, k: float = 1.5) -> tuple[float, float]:
     >>> tukey_fences([1, 2, 3, 4, 5, 6, 7, 8])
     (-2.5, 11.5)
     """
+    k = float(k)
     if not k > 0:
         raise ValueError(f"k must be > 0, got {k!r}")
     x = as_samples(samples)
@@ -367,9 +534,108 @@ def relative_spread(samples) -> float:
 
     >>> relative_spread([9, 10, 10, 10, 11])
     0.0
+    >>> relative_spread([8, 9, 10, 11, 12])
+    0.2
     """
     x = as_samples(samples)
     med = percentile(x, 50)
     if med == 0:
         raise ValueError("relative_spread is undefined for a zero median")
     return (percentile(x, 75) - percentile(x, 25)) / abs(med)
+
+
+def speedup_ci(baseline, candidate, *, confidence: float = 0.95, n_resamples: int = 2000,
+               seed: int = 0) -> Interval:
+    r"""Percentile-bootstrap interval of the speedup :math:`\tilde t_{\mathrm{base}} / \tilde t_{\mathrm{cand}}`.
+
+    Each bootstrap replicate resamples both samples independently and takes the ratio of their
+    medians (Efron and Tibshirani 1993, chapter 13); the interval is the replicates'
+    :math:`(1-c)/2` and :math:`(1+c)/2` percentiles. A speedup above 1 means the candidate is
+    faster. Both samples must be positive times.
+
+    >>> base = [10.0, 10.5, 9.8, 10.2, 10.1, 9.9, 10.3, 10.0]
+    >>> lo, hi, level = speedup_ci(base, [t / 2 for t in base])
+    >>> lo < 2.0 < hi, level
+    (True, 0.95)
+    """
+    confidence = _check_level(confidence)
+    a = as_samples(baseline, name="baseline", min_n=2)
+    b = as_samples(candidate, name="candidate", min_n=2)
+    if np.any(a <= 0) or np.any(b <= 0):
+        raise ValueError("speedup_ci needs positive times in both samples")
+    n_resamples = _check_resamples(n_resamples)
+    rng = np.random.default_rng(seed)
+    ratio = _resampled(a, np.median, n_resamples, rng) / _resampled(b, np.median, n_resamples, rng)
+    alpha = (1 - confidence) / 2
+    return Interval(percentile(ratio, 100 * alpha), percentile(ratio, 100 * (1 - alpha)),
+                    confidence)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of :func:`compare`: a speedup, its interval and what it allows one to say."""
+
+    speedup: float  # median(baseline) / median(candidate); > 1: the candidate is faster
+    ci: Interval
+    min_effect: float
+    verdict: str  # "faster", "slower", "equivalent" or "inconclusive"
+    baseline_median: float
+    candidate_median: float
+    baseline_ci: Interval
+    candidate_ci: Interval
+
+    @property
+    def medians_cis_overlap(self) -> bool:
+        """Whether the two medians' own intervals overlap (a cruder, conservative check)."""
+        return not (self.baseline_ci.high < self.candidate_ci.low
+                    or self.candidate_ci.high < self.baseline_ci.low)
+
+
+def compare(baseline, candidate, *, min_effect: float = 0.05, confidence: float = 0.95,
+            n_resamples: int = 2000, seed: int = 0) -> Comparison:
+    r"""Decide whether ``candidate`` is faster than ``baseline`` by at least ``min_effect``.
+
+    With :math:`[L, H]` the confidence interval of the speedup (:func:`speedup_ci`) and
+    :math:`\delta` the smallest speedup worth acting on (``min_effect``, e.g. 0.05 for 5 %):
+
+    * ``"faster"`` if :math:`L > 1 + \delta`: faster by at least :math:`\delta`, with confidence;
+    * ``"slower"`` if :math:`H < 1/(1 + \delta)`;
+    * ``"equivalent"`` if :math:`1/(1+\delta) < L` and :math:`H < 1 + \delta`: any difference is
+      smaller than the one that matters;
+    * ``"inconclusive"`` otherwise: more repetitions or a quieter machine are needed.
+
+    This is the interval form of an equivalence test: it separates "no difference that
+    matters" from "not enough data", which a bare significance test cannot.
+
+    >>> base = [10.0, 10.5, 9.8, 10.2, 10.1, 9.9, 10.3, 10.0, 10.4, 9.7]
+    >>> compare(base, [t / 1.5 for t in base]).verdict
+    'faster'
+    >>> compare(base, base).verdict
+    'equivalent'
+    """
+    min_effect = float(min_effect)
+    if not 0.0 <= min_effect < 10.0:
+        raise ValueError(f"min_effect must be in [0, 10), got {min_effect!r}")
+    ci = speedup_ci(baseline, candidate, confidence=confidence, n_resamples=n_resamples,
+                    seed=seed)
+    a, b = as_samples(baseline), as_samples(candidate)
+    hi_bar, lo_bar = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
+    if ci.low > hi_bar:
+        verdict = "faster"
+    elif ci.high < lo_bar:
+        verdict = "slower"
+    elif ci.low > lo_bar and ci.high < hi_bar:
+        verdict = "equivalent"
+    else:
+        verdict = "inconclusive"
+    med_a, med_b = percentile(a, 50), percentile(b, 50)
+
+    def _ci(x):
+        try:
+            return median_ci(x, confidence)
+        except ValueError:  # too few samples for an order-statistic interval
+            return Interval(float(x.min()), float(x.max()), float("nan"))
+
+    return Comparison(speedup=med_a / med_b, ci=ci, min_effect=min_effect, verdict=verdict,
+                      baseline_median=med_a, candidate_median=med_b,
+                      baseline_ci=_ci(a), candidate_ci=_ci(b))
