@@ -13,11 +13,17 @@ up three defects of the Jupyter Book 1 stack that show as console errors in a br
   extension has added its scripts.
 * ``book.css`` lets the book's theme-aware SVG figures sit on the page in dark mode (the theme
   otherwise puts every HTML output on a light card, where their light text would vanish).
+* Links to glossary terms carry the term's definition as their ``title``, so hovering over a
+  term on any page shows what it means.
 * pydata-sphinx-theme logs an error on a fresh browser profile unless ``html_context``
   sets ``default_mode``.
 """
 
+import re
 from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
 
 HERE = Path(__file__).parent
 
@@ -49,10 +55,55 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
     scripts[:] = unique
 
 
+def _collect_glossary(app, doctree):
+    """Remember each glossary entry's definition under its anchor id (e.g. ``term-kernel``)."""
+    store = app.env.__dict__.setdefault("book_glossary", {})
+    docname = app.env.docname
+    for glossary in doctree.findall(addnodes.glossary):
+        for item in glossary.findall(nodes.definition_list_item):
+            definition = item.next_node(nodes.definition)
+            text = " ".join(definition.astext().split()) if definition else ""
+            # Cross-references are unresolved at this point and read as their label; a hover
+            # title is plain text, so drop them and simplify the commonest LaTeX.
+            text = re.sub(r"[;,]?\s*(?:[Ii]ntroduced in|[Ss]ee)\s+sec-[\w-]+\.?", "", text)
+            text = re.sub(r"\(?\bsec-[\w-]+\)?", "", text)
+            text = text.replace("\\times", "×").replace("\\,", " ").replace("\\", "")
+            for term in item.findall(nodes.term):
+                for anchor in term["ids"]:
+                    store[anchor] = (docname, text)
+
+
+def _purge_glossary(app, env, docname):
+    store = env.__dict__.get("book_glossary", {})
+    for anchor in [a for a, (doc, _) in store.items() if doc == docname]:
+        del store[anchor]
+
+
+def _merge_glossary(app, env, docnames, other):
+    env.__dict__.setdefault("book_glossary", {}).update(other.__dict__.get("book_glossary", {}))
+
+
+def _term_titles(app, doctree, docname):
+    """Give every resolved term reference its definition as a hover title."""
+    store = app.env.__dict__.get("book_glossary", {})
+    for ref in doctree.findall(nodes.reference):
+        if not any("std-term" in child.get("classes", []) for child in ref.children
+                   if isinstance(child, nodes.Element)):
+            continue
+        anchor = ref.get("refid") or ref.get("refuri", "").rpartition("#")[2]
+        if anchor in store and store[anchor][1]:
+            text = store[anchor][1]
+            ref["reftitle"] = text if len(text) <= 300 else text[:297] + "..."
+
+
 def setup(app):
     app.connect("builder-inited", _add_static)
     app.connect("config-inited", _theme_defaults)
     app.connect("html-page-context", _dedupe_scripts, priority=999)
+    app.connect("doctree-read", _collect_glossary)
+    app.connect("env-purge-doc", _purge_glossary)
+    app.connect("env-merge-info", _merge_glossary)
+    app.connect("doctree-resolved", _term_titles)
     app.add_js_file("mathjax2-shim.js", priority=200)
     app.add_css_file("book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -439,14 +439,30 @@ class TestRealGpu:
         host_per_call = (time.perf_counter() - t0) / reps
         assert 0.5 < host_per_call / r.median_s < 2.0, (host_per_call, r.median_s)
 
-    def test_flushing_l2_slows_a_cache_resident_copy(self):
+    def test_the_cache_flush_is_outside_the_timed_region(self):
+        # Measured on an H200 (2026-11-30): an 8 MB copy timed alone, launch after launch,
+        # took 12 us per call; with a 256 MB flush before each repetition it took 9 us. The
+        # flush does not slow the copy down: on an idle GPU each event pair around one launch
+        # also catches the host's launch latency, and the long flush kernel keeps the queue
+        # busy so the events see only the copy. What must hold is that the flush itself is
+        # never billed to the measurement.
         src = torch.randn(2 * 1024 * 1024, device="cuda")  # 8 MB: fits in any recent L2
         dst = torch.empty_like(src)
-        warm = bench(lambda: dst.copy_(src), device="cuda", budget_s=0.1, env=False)
+        flusher = CacheFlusher("cuda")
+        flush_alone = bench(flusher, device="cuda", budget_s=0.1, env=False)
         cold = bench(lambda: dst.copy_(src), device="cuda", budget_s=0.1, flush_cache=True,
                      env=False)
         assert cold.flushed_cache and cold.flush_bytes == 256e6
-        assert cold.median_s > warm.median_s, (cold.median_s, warm.median_s)
+        assert cold.median_s < 0.5 * flush_alone.median_s, (cold.median_s, flush_alone.median_s)
+
+    def test_batching_calls_removes_launch_latency_from_a_tiny_kernel(self):
+        # One launch per event pair on an idle GPU times the host's launch too; fifty launches
+        # per pair keep the GPU busy, so the time per call approaches the kernel's own.
+        src = torch.randn(2 * 1024 * 1024, device="cuda")
+        dst = torch.empty_like(src)
+        single = bench(lambda: dst.copy_(src), device="cuda", budget_s=0.1, env=False)
+        batched = bench(lambda: dst.copy_(src), device="cuda", budget_s=0.1, number=50, env=False)
+        assert batched.median_s <= 1.05 * single.median_s, (batched.median_s, single.median_s)
 
     def test_first_call_includes_one_time_work(self):
         x = torch.randn(1 << 20, device="cuda")

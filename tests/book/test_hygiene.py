@@ -49,8 +49,8 @@ def test_every_page_is_in_the_toc():
     stray = []
     for d in PAGE_DIRS:
         for p in (ROOT / d).glob("**/*.md"):
-            if p.name == "README.md" or p.name.startswith("glossary-"):
-                continue  # folder notes and glossary fragments (included by appendix/glossary.md)
+            if p.name == "README.md":
+                continue  # folder notes
             if p.resolve() not in listed:
                 stray.append(rel(p))
     assert not stray, f"pages missing from _toc.yml: {stray}"

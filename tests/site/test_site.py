@@ -62,6 +62,10 @@ def test_lesson_one_shows_animation_diagram_figures_and_a_working_widget(open_pa
     # The explorer's saved state holds its initial figure: an image inside the output widget.
     assert page.locator(".jupyter-widgets img").count() >= 1
     assert page.locator(".widget-slider, .widget-hslider").count() >= 2
+    # Glossary terms show their definition on hover (a title on the link).
+    titles = page.evaluate("""[...document.querySelectorAll('article a:has(.std-term)')]
+        .map(a => a.title)""")
+    assert titles and all(len(t) > 20 and "sec-" not in t for t in titles), titles[:3]
 
 
 def test_dark_mode_switches_and_figures_stay_visible(open_page):

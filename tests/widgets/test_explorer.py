@@ -28,6 +28,12 @@ def test_explorer_draws_initially_and_on_every_change():
     n.value = 4
     assert calls == [(1.0, 3), (1.5, 3), (1.5, 4)]
     assert isinstance(box.children[0], widgets.HTML) and "Test" in box.children[0].value
+    # The figure is held in the Output widget's state (so the static page shows it), replaced,
+    # not appended, on every redraw.
+    out = box.children[-1]
+    assert isinstance(out, widgets.Output) and len(out.outputs) == 1
+    assert out.outputs[0]["output_type"] == "display_data"
+    assert "text/plain" in out.outputs[0]["data"]
 
 
 def test_log_slider_takes_values_not_exponents():

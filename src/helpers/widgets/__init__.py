@@ -15,7 +15,6 @@ from typing import Callable, Mapping
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import display
 
 __all__ = ["explorer", "float_slider", "log_slider", "int_slider"]
 
@@ -61,12 +60,16 @@ def explorer(draw: Callable[..., "plt.Figure"], controls: Mapping[str, widgets.W
     out = widgets.Output(layout=widgets.Layout(min_height="260px"))
 
     def redraw(_change=None) -> None:
+        # The figure goes straight into the Output widget's state rather than through a
+        # ``with out:`` capture. Capturing makes nbclient (which executes the book's pages)
+        # answer on the kernel's shell socket while it waits for the cell's reply on the same
+        # socket; with pyzmq's edge-triggered polling that reply can be missed until the cell
+        # timeout expires, which stalled page builds for minutes at a time.
         values = {key: ctrl.value for key, ctrl in controls.items()}
-        with out:
-            out.clear_output(wait=True)
-            fig = draw(**values)
-            display(fig)
-            plt.close(fig)
+        fig = draw(**values)
+        out.outputs = ()
+        out.append_display_data(fig)
+        plt.close(fig)
 
     for ctrl in controls.values():
         ctrl.observe(redraw, names="value")
