@@ -23,20 +23,10 @@ from matplotlib.ticker import MaxNLocator
 from .. import units
 from ..models import stats
 from .style import COLORS, new_figure
-from .svg import BACKGROUND, MUTED, PALETTE, TEXT, Canvas, Figure
+from .svg import MUTED, PALETTE, TEXT, Canvas, Figure
 
 #: Muted text colour for matplotlib (plots are PNG on a white card; no CSS variables there).
 MUTED_HEX = "#59636e"
-
-def _backdrop(c: Canvas) -> None:
-    """Paint the page's own background behind the figure.
-
-    The dark theme puts a light card behind every HTML cell output, while the figure's text
-    follows the theme (light on a dark page); a backdrop in the page's background colour
-    keeps text and card contrasting in both themes.
-    """
-    c.rect(0, 0, c.width, c.height, fill=BACKGROUND, stroke="none", rx=8)
-
 
 __all__ = ["opening_animation", "structure_diagram", "three_ways_figure", "naive_loop_figure",
            "first_calls_figure", "resolution_figure", "distribution_figure", "ci_width_figure",
@@ -79,7 +69,6 @@ def opening_animation(*, launch_s: float = 5e-6, kernel_s: Sequence[float] = (40
                    f"{units.fmt_time(host_end)}. The device runs the kernels one after another "
                    f"and finishes after {units.fmt_time(device_end)}, which events recorded "
                    f"before and after the kernels measure."))
-    _backdrop(c)
     dur = 7.0      # seconds per animation cycle
     sweep = 0.8    # fraction of the cycle the "now" line takes to cross
     lane_h = 46
@@ -162,7 +151,6 @@ def structure_diagram() -> Figure:
                    "warms up by time, times repetitions (flushing the cache between them if "
                    "asked), summarizes them with the median, its confidence interval and the "
                    "outliers, records the environment, and supports one decision."))
-    _backdrop(c)
     host, dev, mem, q, acc = (PALETTE["host"], PALETTE["compute"], PALETTE["memory"],
                               PALETTE["queue"], PALETTE["accent"])
     # Top row: what runs where.

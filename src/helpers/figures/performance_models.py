@@ -20,41 +20,13 @@ import numpy as np
 from .. import specs, units
 from ..models import amdahl, decode_bandwidth, queueing, roofline
 from .style import COLORS, new_figure
-from .svg import PALETTE, Canvas, Figure
+from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram", "roofline_figure", "decode_rate_figure",
            "request_figure", "amdahl_figure", "queue_figure", "empirical_roofline_figure"]
 
 
-# Text colour: the surrounding element's colour. The book theme shows HTML outputs on a light
-# card in its dark mode (pydata-sphinx-theme sets ``.cell_output .text_html`` to a light
-# background and a dark ``color``), so ``currentColor`` is the one value that reads on the page
-# in both themes and in JupyterLab.
-INK = "currentColor"
 GREY = PALETTE["neutral"]
-
-
-def _text(c: Canvas, x, y, content, *, muted: bool = False, **kw) -> None:
-    """Text in the surrounding colour; ``muted`` draws it at reduced opacity."""
-    if muted:
-        c.raw('<g opacity="0.72">')
-    c.text(x, y, content, fill=kw.pop("fill", INK), **kw)
-    if muted:
-        c.raw("</g>")
-
-
-def _box(c: Canvas, x, y, w, h, label, *, color, sublabel=None, size=13,
-         fill_opacity=0.14) -> None:
-    """A labelled box (tinted fill and outline in ``color``), its text in the surrounding colour."""
-    c.rect(x, y, w, h, fill=color, stroke="none", opacity=fill_opacity)
-    c.rect(x, y, w, h, fill="none", stroke=color, stroke_width=1.8)
-    if not label:
-        return
-    if sublabel:
-        _text(c, x + w / 2, y + h / 2 - size * 0.55, label, size=size, weight="600")
-        _text(c, x + w / 2, y + h / 2 + size * 0.75, sublabel, size=size * 0.82, muted=True)
-    else:
-        _text(c, x + w / 2, y + h / 2, label, size=size, weight="600")
 
 
 # --- SVG: opening animation --------------------------------------------------------------
@@ -80,8 +52,8 @@ def opening_animation(gpu: specs.GPUSpec = specs.H100_SXM, *, n_params: float = 
     mem, comp = PALETTE["memory"], PALETTE["compute"]
 
     # HBM: a stack of weight blocks; a cursor sweeps down the stack once per cycle.
-    _box(c, 20, 40, 170, 200, "", color=mem, fill_opacity=0.08)
-    _text(c, 105, 28, f"HBM: {units.fmt_bytes(w_bytes)} of weights", size=13, weight="600")
+    c.box(20, 40, 170, 200, "", color=mem, fill_opacity=0.08)
+    c.text(105, 28, f"HBM: {units.fmt_bytes(w_bytes)} of weights", size=13, weight="600")
     for row in range(8):
         for col in range(4):
             c.rect(34 + col * 38, 52 + row * 22, 32, 16, fill=mem, stroke="none", rx=3,
@@ -94,8 +66,8 @@ def opening_animation(gpu: specs.GPUSpec = specs.H100_SXM, *, n_params: float = 
     lane_y = [95, 140, 185]
     for y in lane_y:
         c.line(190, y, 470, y, stroke=mem, width=2, opacity=0.35)
-    _text(c, 330, 62, f"{units.fmt_rate(gpu.hbm_bytes_per_s, 'B/s')} (HBM bandwidth)", size=12.5,
-          muted=True)
+    c.text(330, 62, f"{units.fmt_rate(gpu.hbm_bytes_per_s, 'B/s')} (HBM bandwidth)", size=12.5,
+          fill=MUTED)
     n_dots = 4
     for i, y in enumerate(lane_y):
         for j in range(n_dots):
@@ -103,8 +75,8 @@ def opening_animation(gpu: specs.GPUSpec = specs.H100_SXM, *, n_params: float = 
             c.moving_dot(f"M192,{y} L468,{y}", dur_s=dur / 2, begin_s=begin, r=6, color=mem)
 
     # SMs: a grid of compute units that flash when a chunk arrives.
-    _box(c, 470, 40, 200, 200, "", color=comp, fill_opacity=0.06)
-    _text(c, 570, 28, f"SMs: {units.fmt_rate(gpu.peak_flop_per_s(precision), 'FLOP/s')} "
+    c.box(470, 40, 200, 200, "", color=comp, fill_opacity=0.06)
+    c.text(570, 28, f"SMs: {units.fmt_rate(gpu.peak_flop_per_s(precision), 'FLOP/s')} "
           f"({precision})", size=13, weight="600")
     for row in range(4):
         for col in range(4):
@@ -115,12 +87,12 @@ def opening_animation(gpu: specs.GPUSpec = specs.H100_SXM, *, n_params: float = 
                                    begin_s=delay)
             c.rect(x, y, 36, 32, fill=comp, stroke="none", rx=4, opacity=0.15, children=flash)
     # Legend and the two times that decide the step.
-    _text(c, 690, 95, "streaming", size=12, anchor="start", muted=True)
-    _text(c, 690, 113, units.fmt_time(t_mem), size=15, anchor="start", weight="700", fill=mem)
-    _text(c, 690, 160, "arithmetic", size=12, anchor="start", muted=True)
-    _text(c, 690, 178, units.fmt_time(t_comp), size=15, anchor="start", weight="700", fill=comp)
-    _text(c, 380, 270, "Click to pause. Each token of every sequence needs every weight once; "
-          "the units spend most of the step waiting.", size=12, muted=True)
+    c.text(690, 95, "streaming", size=12, anchor="start", fill=MUTED)
+    c.text(690, 113, units.fmt_time(t_mem), size=15, anchor="start", weight="700", fill=mem)
+    c.text(690, 160, "arithmetic", size=12, anchor="start", fill=MUTED)
+    c.text(690, 178, units.fmt_time(t_comp), size=15, anchor="start", weight="700", fill=comp)
+    c.text(380, 270, "Click to pause. Each token of every sequence needs every weight once; "
+          "the units spend most of the step waiting.", size=12, fill=MUTED)
     return c.figure()
 
 
@@ -145,32 +117,32 @@ def structure_diagram() -> Figure:
         (405, 95, "Queue", "wait", PALETTE["queue"]),
     ]
     for x, w, label, sub, color in stages:
-        _box(c, x, y, w, h, label, sublabel=sub, color=color)
+        c.box(x, y, w, h, label, sublabel=sub, color=color)
     for (x1, w1, *_), (x2, *_rest) in zip(stages, stages[1:]):
         c.line(x1 + w1, y + h / 2, x2 - 2, y + h / 2, stroke=GREY, arrow=True)
     # GPU with its two parts.
     gx, gw = 530, 230
     c.rect(gx, 70, gw, 170, fill="none", stroke=comp, stroke_width=1.8, rx=8)
-    _text(c, gx + gw / 2, 86, "GPU: prefill, then decode loop", size=12.5, weight="600")
-    _box(c, gx + 12, 100, 84, 120, "HBM", sublabel="weights, KV", color=mem)
-    _box(c, gx + 134, 100, 84, 120, "SMs", sublabel="arithmetic", color=comp)
+    c.text(gx + gw / 2, 86, "GPU: prefill, then decode loop", size=12.5, weight="600")
+    c.box(gx + 12, 100, 84, 120, "HBM", sublabel="weights, KV", color=mem)
+    c.box(gx + 134, 100, 84, 120, "SMs", sublabel="arithmetic", color=comp)
     c.line(gx + 98, 140, gx + 132, 140, stroke=mem, width=2.4, arrow=True)
     c.line(gx + 132, 180, gx + 98, 180, stroke=mem, width=1.4, arrow=True, dash="4 3")
-    _text(c, gx + 115, 128, "read", size=10.5, muted=True)
-    _text(c, gx + 115, 194, "write", size=10.5, muted=True)
+    c.text(gx + 115, 128, "read", size=10.5, fill=MUTED)
+    c.text(gx + 115, 194, "write", size=10.5, fill=MUTED)
     c.line(500, y + h / 2, gx - 2, y + h / 2, stroke=GREY, arrow=True)
     # Tokens back to the client.
     c.path(f"M{gx + gw / 2},240 L{gx + gw / 2},262 L65,262 L65,{y + h + 2}", stroke=GREY,
            arrow=True, dash="5 4")
-    _text(c, 300, 275, "tokens stream back over the network", size=11.5, muted=True)
+    c.text(300, 275, "tokens stream back over the network", size=11.5, fill=MUTED)
     # Which model covers which part.
     c.path("M20,52 L20,44 L760,44 L760,52", stroke=acc, width=1.6)
-    _text(c, 390, 30, "Amdahl's law: the user sees the sum of the stages", size=13, fill=acc,
+    c.text(390, 30, "Amdahl's law: the user sees the sum of the stages", size=13, fill=acc,
            weight="600")
-    _text(c, 452, 205, "Little's law", size=12, fill=acc, weight="600")
-    _text(c, 452, 221, "M/M/1 queue", size=12, fill=acc, weight="600")
-    _text(c, gx + gw / 2, 296, "roofline: each kernel", size=12, fill=acc, weight="600")
-    _text(c, gx + gw / 2, 313, "decode bandwidth: HBM to SMs", size=12, fill=acc, weight="600")
+    c.text(452, 205, "Little's law", size=12, fill=acc, weight="600")
+    c.text(452, 221, "M/M/1 queue", size=12, fill=acc, weight="600")
+    c.text(gx + gw / 2, 296, "roofline: each kernel", size=12, fill=acc, weight="600")
+    c.text(gx + gw / 2, 313, "decode bandwidth: HBM to SMs", size=12, fill=acc, weight="600")
     c.line(gx + gw / 2, 284, gx + gw / 2, 244, stroke=acc, width=1.2, dash="3 3")
     return c.figure()
 

@@ -173,14 +173,15 @@ class Canvas:
 
     def box(self, x, y, w, h, label, *, color=PALETTE["neutral"], sublabel=None, size=13,
             fill_opacity=0.14, id=None) -> None:
-        """A labelled box: tinted fill in ``color``, outline in ``color``, text in the theme."""
+        """A labelled box: tinted fill in ``color``, outline in ``color``, text in the theme.
+        An empty ``label`` draws the box alone."""
         self._body.append(f'<g {_attrs(id=self.id(id) if id else None)}>')
         self.rect(x, y, w, h, fill=color, stroke="none", opacity=fill_opacity)
         self.rect(x, y, w, h, fill="none", stroke=color, stroke_width=1.8)
-        if sublabel:
+        if label and sublabel:
             self.text(x + w / 2, y + h / 2 - size * 0.55, label, size=size, weight="600")
             self.text(x + w / 2, y + h / 2 + size * 0.75, sublabel, size=size * 0.82, fill=MUTED)
-        else:
+        elif label:
             self.text(x + w / 2, y + h / 2, label, size=size, weight="600")
         self._body.append("</g>")
 
