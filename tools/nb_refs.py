@@ -98,7 +98,7 @@ def main() -> int:
     ap.add_argument("files", nargs="*")
     ap.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
     ap.add_argument("--jobs", type=int, default=1, help="pages executed at once (update)")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     pages = sources(args.files)
     if args.cmd == "list":
         print("\n".join(str(md.with_suffix(".ipynb").relative_to(ROOT)) for md in pages))
