@@ -10,3 +10,11 @@ os.environ["PYTHONHASHSEED"] = "0"  # stable ordering of sets and str-keyed dict
 os.environ["OMP_NUM_THREADS"] = "1"  # same reduction order as the reference run
 os.environ.setdefault("BOOK_SIZE", "small")  # the one size switch: small problems in tests
 os.environ.pop("MPLBACKEND", None)  # Agg would drop inline figures from executed pages
+
+try:  # hypothesis: the same examples on every run, and no per-example deadline on a busy CI machine
+    from hypothesis import settings
+
+    settings.register_profile("book", deadline=None, derandomize=True, print_blob=True)
+    settings.load_profile("book")
+except ImportError:  # the GPU machine may lack hypothesis; its tests that need it skip there
+    pass
