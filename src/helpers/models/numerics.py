@@ -37,6 +37,8 @@ from typing import Union
 
 import numpy as np
 
+from ._checks import positive
+
 __all__ = [
     "FloatFormat", "IntFormat", "FORMATS", "FLOAT_FORMATS", "number_format",
     "bytes_per_element", "max_finite", "min_normal", "min_subnormal", "machine_epsilon",
@@ -435,8 +437,6 @@ def stagnation_value(addend: float, fmt: str | Format) -> float:
     >>> stagnation_value(round_to_format(0.01, "bf16"), "bf16")
     4.0
     """
-    a = float(addend)
-    if not (a > 0 and math.isfinite(a)):
-        raise ValueError(f"addend must be a finite number > 0, got {addend!r}")
+    a = positive("addend", addend)
     u = unit_roundoff(fmt)
     return math.ldexp(1.0, math.ceil(math.log2(a / u)))

@@ -41,6 +41,8 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from ._checks import positive
+
 __all__ = [
     "as_samples", "percentile", "Summary", "summarize", "Interval", "binomial_cdf",
     "percentile_ci", "median_ci", "min_samples_for_ci", "normal_ppf", "student_t_cdf",
@@ -364,10 +366,7 @@ def _betainc(a: float, b: float, x: float) -> float:
 
 
 def _check_df(df: float) -> float:
-    df = float(df)
-    if not df > 0 or math.isinf(df):
-        raise ValueError(f"df must be a finite number > 0, got {df!r}")
-    return df
+    return positive("df", df)
 
 
 def student_t_cdf(t: float, df: float) -> float:

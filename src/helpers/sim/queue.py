@@ -37,6 +37,7 @@ import numpy as np
 from ..models import stats
 
 from ..models._checks import positive as _positive
+from ..models._checks import positive_int as _positive_int
 
 __all__ = ["Sampler", "exponential", "deterministic", "empirical", "QueueTrace",
            "simulate_fifo_queue", "simulate_mm1"]
@@ -187,9 +188,7 @@ def simulate_fifo_queue(arrival_rate_per_s: float, service: Sampler, n_customers
     QueueTrace
     """
     lam = _positive("arrival_rate_per_s", arrival_rate_per_s)
-    if isinstance(n_customers, bool) or int(n_customers) != n_customers or n_customers < 10:
-        raise ValueError(f"n_customers must be an integer >= 10, got {n_customers!r}")
-    n = int(n_customers)
+    n = _positive_int("n_customers", n_customers, minimum=10)
     warmup_fraction = float(warmup_fraction)
     if not 0.0 <= warmup_fraction <= 0.9:
         raise ValueError(f"warmup_fraction must be in [0, 0.9], got {warmup_fraction!r}")
