@@ -1,0 +1,1 @@
+"""Profiling: recording PyTorch profiler traces (:mod:`.record`) and reading them."""
