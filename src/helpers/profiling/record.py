@@ -151,7 +151,8 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
     """Profile both variants on ``device`` and write traces and a manifest into ``out_dir``.
 
     Returns the manifest. Wall times are measured without the profiler (median of ``repeats``
-    runs after a warm-up run), because the profiler itself adds time to every operation.
+    runs after a warm-up run, the variants interleaved), because the profiler itself adds time
+    to every operation.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -169,21 +170,25 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
                              "vocab": vocab, "dtype": "float32"},
                 "variants": {}}
     reference = None
-    for variant in variants_for(device):
+    variants = variants_for(device)
+    for variant in variants:
         run_steps(weights, n_steps, variant)  # warm-up (and, for graphs, the capture)
         tokens = run_steps(weights, n_steps, variant)
         if reference is None:
             reference = tokens
         elif tokens != reference:
-            raise RuntimeError(f"variant {variant} produced different tokens from {VARIANTS[0]}")
-        walls = []
-        for _ in range(repeats):
+            raise RuntimeError(f"variant {variant} produced different tokens from {variants[0]}")
+    # Wall times without the profiler, the variants interleaved round-robin so that a drift of
+    # the machine (clocks, temperature, other tenants) touches all of them alike.
+    walls: dict = {v: [] for v in variants}
+    for _ in range(repeats):
+        for variant in variants:
             _sync(device)
             t0 = time.perf_counter()
             run_steps(weights, n_steps, variant)
             _sync(device)
-            walls.append(time.perf_counter() - t0)
-        walls.sort()
+            walls[variant].append(time.perf_counter() - t0)
+    for variant in variants:
         with profile(activities=activities) as prof:
             run_steps(weights, n_steps, variant)
             _sync(device)
@@ -193,10 +198,12 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
             target = out / f"trace-{variant}.json.gz"
             with raw.open("rb") as src, gzip.open(target, "wb", compresslevel=9) as dst:
                 shutil.copyfileobj(src, dst)
+        samples = sorted(walls[variant])
         manifest["variants"][variant] = {
             "trace": target.name,
-            "wall_median_s": walls[len(walls) // 2],
-            "wall_min_s": walls[0], "wall_max_s": walls[-1], "repeats": repeats,
+            "wall_median_s": samples[len(samples) // 2],
+            "wall_min_s": samples[0], "wall_max_s": samples[-1], "repeats": repeats,
+            "wall_samples_s": walls[variant],
             "trace_bytes_gz": target.stat().st_size,
         }
     manifest["tokens_match"] = True
