@@ -103,3 +103,17 @@ def test_memory_hierarchy_figure_draws_one_bar_per_level():
     ax = fig.axes[0]
     assert len(ax.patches) == 4
     assert ax.patches[-1].get_width() == specs.H200_SXM.hbm_bytes
+
+
+def test_spec_table_is_generated_from_the_specs():
+    table = ga.spec_table()
+    assert table.header[1:] == tuple(g.name for g in specs.GPUS)
+    rows = {r[0]: r[1:] for r in table.rows}
+    assert rows["SMs"] == ("108", "132", "132", "not published")
+    assert rows["compute capability"] == ("8.0", "9.0", "9.0", "10.0")
+    assert rows["dense bf16 peak, derived"][-1] == "cannot derive"
+    assert rows["dense bf16 peak, datasheet"] == tuple(
+        units.fmt_rate(g.peak_flop_per_s("bf16"), "FLOP/s") for g in specs.GPUS)
+    html_text = table._repr_html_()
+    assert html_text.count("<tr>") == len(table.rows) + 1
+    assert repr(table).splitlines()[0].startswith(" ")

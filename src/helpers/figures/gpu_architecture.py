@@ -15,6 +15,8 @@ none is typed here.
 
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +27,9 @@ from .style import COLORS, new_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram", "derived_vs_datasheet_figure",
-           "memory_hierarchy_figure", "hierarchy_levels"]
+           "memory_hierarchy_figure", "hierarchy_levels", "Table", "spec_table"]
+
+_UNPUBLISHED = "not published"
 
 
 def _need(gpu: specs.GPUSpec, *names: str) -> None:
@@ -224,6 +228,74 @@ def hierarchy_levels(gpu: specs.GPUSpec) -> list[dict]:
     ]
 
 
+# --- the spec table ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Table:
+    """A small table that renders as HTML in the book and as aligned text elsewhere."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    caption: str = ""
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in self.rows)
+        cap = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        return (f'<table class="table book-table">{cap}<thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    def __repr__(self) -> str:
+        widths = [max(len(r[i]) for r in (self.header, *self.rows)) for i in range(len(self.header))]
+        lines = [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in (self.header, *self.rows)]
+        return "\n".join(lines)
+
+
+def _fmt(value, fmt) -> str:
+    return _UNPUBLISHED if value in (None, {}) else fmt(value)
+
+
+def spec_table(gpus: Sequence[specs.GPUSpec] = specs.GPUS, *, precision: str = "bf16") -> Table:
+    """The architecture numbers of ``gpus``, one column per GPU, from :mod:`helpers.specs`;
+    the last two rows are the datasheet's dense ``precision`` peak and eq-peak-flops' value."""
+    def derived(g):
+        try:
+            return units.fmt_rate(gpu_peaks.derived_peak_flop_per_s(g, precision), "FLOP/s")
+        except ValueError:
+            return "cannot derive"
+
+    def mhz(x):
+        return f"{x / units.M:.0f} MHz"
+
+    rows = [
+        ("architecture", lambda g: g.architecture),
+        ("compute capability", lambda g: _fmt(g.compute_capability, lambda c: f"{c[0]}.{c[1]}")),
+        ("SMs", lambda g: _fmt(g.sm_count, str)),
+        ("boost clock, FP32/FP64", lambda g: _fmt(g.boost_clock_hz, mhz)),
+        (f"boost clock, {precision} tensor", lambda g: _fmt(g.tensor_boost_clock_hz, mhz)),
+        ("FP32 lanes per SM", lambda g: _fmt(g.fp32_lanes_per_sm, str)),
+        ("tensor cores per SM", lambda g: _fmt(g.tensor_cores_per_sm, str)),
+        (f"dense {precision} FMA per clock per SM",
+         lambda g: _fmt(g.tensor_fma_per_clock_per_sm.get(precision), lambda v: f"{v:.0f}")),
+        ("register file per SM", lambda g: _fmt(g.register_file_bytes_per_sm,
+                                                lambda v: units.fmt_bytes(v, binary=True))),
+        ("L1 + shared memory per SM", lambda g: _fmt(g.l1_smem_bytes_per_sm,
+                                                     lambda v: units.fmt_bytes(v, binary=True))),
+        ("L2 cache", lambda g: _fmt(g.l2_bytes, lambda v: units.fmt_bytes(v, binary=True))),
+        ("HBM capacity", lambda g: units.fmt_bytes(g.hbm_bytes)),
+        ("HBM bus width", lambda g: _fmt(g.hbm_bus_width_bits, lambda v: f"{v} bits")),
+        ("HBM bandwidth", lambda g: units.fmt_rate(g.hbm_bytes_per_s, "B/s")),
+        (f"dense {precision} peak, datasheet",
+         lambda g: units.fmt_rate(g.peak_flop_per_s(precision), "FLOP/s")),
+        (f"dense {precision} peak, derived", derived),
+    ]
+    return Table(header=("", *(g.name for g in gpus)),
+                 rows=tuple((label, *(get(g) for g in gpus)) for label, get in rows),
+                 caption="Architecture numbers from NVIDIA's whitepapers and datasheets "
+                         "(helpers.specs); capacities on chip in binary units.")
+
+
 # --- matplotlib plots --------------------------------------------------------------------
 
 def derived_vs_datasheet_figure(gpus: Sequence[specs.GPUSpec], *, ax=None):
@@ -245,9 +317,13 @@ def derived_vs_datasheet_figure(gpus: Sequence[specs.GPUSpec], *, ax=None):
         if not xs:
             continue
         ax.loglog(xs, ys, markers[i % len(markers)], ms=8, mfc="none", mew=1.8, label=gpu.name)
-        if i == 0:
+        if i == 0:  # label the first GPU's points, one label per distinct peak
+            by_point: dict[tuple[float, float], list[str]] = {}
             for x, y, lab in zip(xs, ys, labels):
-                ax.annotate(lab, (x, y), xytext=(6, -11), textcoords="offset points", fontsize=8.5)
+                by_point.setdefault((x, y), []).append(lab)
+            for (x, y), labs in by_point.items():
+                ax.annotate(", ".join(labs), (x, y), xytext=(7, -12), textcoords="offset points",
+                            fontsize=8.5)
         lo, hi = min(lo, *xs), max(hi, *xs)
     grid = np.array([lo / 1.5, hi * 1.5])
     ax.loglog(grid, grid, color=COLORS["neutral"], lw=1, ls=":", label="derived = datasheet")
@@ -269,8 +345,8 @@ def memory_hierarchy_figure(gpu: specs.GPUSpec, *, ax=None):
     for k, lv in enumerate(levels):
         bw = lv["bytes_per_s"]
         note = units.fmt_rate(bw, "B/s") if bw else "bandwidth not published"
-        ax.text(lv["total"] * 1.15, k, f"{units.fmt_bytes(lv['total'])}  ({note})", va="center",
-                fontsize=9)
+        size = units.fmt_bytes(lv["total"], binary=lv["name"] != "HBM")  # on chip: binary units
+        ax.text(lv["total"] * 1.15, k, f"{size}  ({note})", va="center", fontsize=9)
     ax.set_xscale("log")
     ax.set_yticks(range(len(levels)), names)
     ax.invert_yaxis()
