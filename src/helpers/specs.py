@@ -37,6 +37,7 @@ __all__ = [
     "NVLINK4_H100", "NVLINK5_B200", "A100_SXM_80GB", "H100_SXM", "H200_SXM", "B200_HGX",
     "GPUS", "PRECISIONS", "gpu",
 ]
+__all__ += ["SMLimits", "SM70", "SM80", "SM90", "SM100", "SM_LIMITS", "sm_limits"]
 
 #: Names of the number formats a peak can be asked for, in the order tables show them.
 PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -382,3 +383,155 @@ def gpu(key: str) -> GPUSpec:
         return _BY_KEY[key.lower()]
     except KeyError:
         raise ValueError(f"unknown GPU key {key!r}; known: {sorted(_BY_KEY)}") from None
+
+
+# --- Per-SM limits by compute capability (lesson "CUDA execution", sec-cuda-execution) -----
+
+_KiB = 1024
+_PG_TABLE = ("NVIDIA CUDA C++ Programming Guide (CUDA 13), 'Features and Technical "
+             "Specifications', table 'Technical Specifications per Compute Capability', "
+             "columns 8.0, 9.0 and 10.0 (KB = 1024 bytes)")
+_OCC_H = ("cuda_occupancy.h, CUDA Toolkit 13.0 (as shipped with Triton 3.5.0): "
+          "cudaOccRegAllocationGranularity, cudaOccSubPartitionsPerMultiprocessor, "
+          "cudaOccSMemAllocationGranularity, cudaOccMaxBlocksPerMultiprocessor")
+
+
+@dataclass(frozen=True)
+class SMLimits:
+    r"""What one streaming multiprocessor (SM) can hold at once, for one compute capability.
+
+    These are the inputs of the occupancy calculator (:mod:`helpers.models.occupancy`).
+    Counts are plain integers; sizes in bytes. Fields, with the symbols the page uses:
+
+    * ``warp_size`` (32 threads), ``max_threads_per_block``;
+    * ``max_threads_per_sm`` and ``max_warps_per_sm`` (:math:`W_\max`);
+    * ``max_blocks_per_sm`` (:math:`B_\max`), the resident thread-block slots;
+    * ``registers_per_sm`` (:math:`R_\mathrm{SM}`, 32-bit registers),
+      ``max_registers_per_block``, ``max_registers_per_thread``;
+    * ``register_alloc_unit`` (registers per warp are rounded up to a multiple of it) and
+      ``register_sub_partitions`` (the register file is split into this many equal parts,
+      each holding whole warps: the "warp allocation granularity");
+    * ``smem_per_sm_bytes`` (:math:`S_\mathrm{SM}`), ``max_smem_per_block_bytes`` (what one
+      block may ask for, after opting in above 48 KiB), ``smem_reserved_per_block_bytes``
+      (taken by the driver from every resident block) and ``smem_alloc_unit_bytes`` (a
+      block's shared memory is rounded up to a multiple of it).
+    """
+
+    name: str
+    compute_capability: str
+    warp_size: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    register_sub_partitions: int
+    smem_per_sm_bytes: int
+    max_smem_per_block_bytes: int
+    smem_reserved_per_block_bytes: int
+    smem_alloc_unit_bytes: int
+    source: str
+    retrieved: str  # ISO date
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("warp_size", "max_threads_per_block", "max_threads_per_sm",
+                     "max_warps_per_sm", "max_blocks_per_sm", "registers_per_sm",
+                     "max_registers_per_block", "max_registers_per_thread", "register_alloc_unit",
+                     "register_sub_partitions", "smem_per_sm_bytes", "max_smem_per_block_bytes",
+                     "smem_alloc_unit_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{self.name}: {name} must be an integer >= 1, got {value!r}")
+        if not (isinstance(self.smem_reserved_per_block_bytes, int)
+                and self.smem_reserved_per_block_bytes >= 0):
+            raise ValueError(f"{self.name}: smem_reserved_per_block_bytes must be an integer "
+                             f">= 0, got {self.smem_reserved_per_block_bytes!r}")
+        if self.max_warps_per_sm * self.warp_size != self.max_threads_per_sm:
+            raise ValueError(f"{self.name}: max_warps_per_sm x warp_size must equal "
+                             f"max_threads_per_sm ({self.max_warps_per_sm} x {self.warp_size} "
+                             f"!= {self.max_threads_per_sm})")
+        if self.registers_per_sm % self.register_sub_partitions:
+            raise ValueError(f"{self.name}: registers_per_sm must split evenly into "
+                             f"{self.register_sub_partitions} sub-partitions")
+        if self.max_smem_per_block_bytes + self.smem_reserved_per_block_bytes > self.smem_per_sm_bytes:
+            raise ValueError(f"{self.name}: a block's shared memory plus the reserved part "
+                             "cannot exceed the SM's")
+
+
+SM70 = SMLimits(
+    name="compute capability 7.0 (V100)", compute_capability="7.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=96 * _KiB, max_smem_per_block_bytes=96 * _KiB,
+    smem_reserved_per_block_bytes=0, smem_alloc_unit_bytes=256,
+    source="NVIDIA CUDA C++ Best Practices Guide, section 'Calculating Occupancy' (65,536 "
+           "registers and 2,048 resident threads per SM on compute capability 7.0; registers "
+           "allocated in units of 256 per warp); " + _OCC_H + " (32 blocks per SM, 4 "
+           "sub-partitions, 256-byte shared-memory unit, the Volta carveouts up to 96 KB, no "
+           "reserved shared memory before Ampere)",
+    retrieved="2026-11-30",
+    note="Kept only to reproduce the Best Practices Guide's worked example; the 96 KiB "
+         "per-block maximum is the largest Volta carveout in cuda_occupancy.h and was not "
+         "checked against a table.",
+)
+
+SM80 = SMLimits(
+    name="compute capability 8.0 (A100)", compute_capability="8.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=164 * _KiB, max_smem_per_block_bytes=163 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Ampere GPU Architecture Tuning Guide "
+           "('CUDA reserves 1 KB of shared memory per thread block')",
+    retrieved="2026-11-30",
+)
+
+SM90 = SMLimits(
+    name="compute capability 9.0 (H100, H200)", compute_capability="9.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Hopper Tuning Guide (228 KB per SM, 227 KB "
+           "per block, 1 KB reserved per block)",
+    retrieved="2026-11-30",
+)
+
+SM100 = SMLimits(
+    name="compute capability 10.0 (B200)", compute_capability="10.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H,
+    retrieved="2026-11-30",
+    note="The 1 KiB reservation is the table's per-SM minus per-block maximum, as on 8.0 and "
+         "9.0 where the tuning guides state it; no Blackwell document was checked for it.",
+)
+
+#: Per-SM limits of the compute capabilities the book uses, oldest first.
+SM_LIMITS: tuple[SMLimits, ...] = (SM70, SM80, SM90, SM100)
+
+_SM_BY_KEY = {"7.0": SM70, "v100": SM70, "8.0": SM80, "a100": SM80, "9.0": SM90, "h100": SM90,
+              "h200": SM90, "10.0": SM100, "b200": SM100}
+
+
+def sm_limits(key: str) -> SMLimits:
+    """Per-SM limits by compute capability (``"9.0"``) or GPU key (``"h200"``).
+
+    >>> sm_limits("h200").max_warps_per_sm, sm_limits("8.0").smem_per_sm_bytes // 1024
+    (64, 164)
+    """
+    try:
+        return _SM_BY_KEY[str(key).lower()]
+    except KeyError:
+        raise ValueError(f"unknown compute capability or GPU {key!r}; "
+                         f"known: {sorted(_SM_BY_KEY)}") from None
