@@ -1,0 +1,7 @@
+"""Profiling: read PyTorch profiler traces (:mod:`.trace`); the trace recorder sits beside it."""
+
+from .trace import (Event, Finding, Gap, Report, Trace, analyse, finding, idle_gaps,
+                    launch_stats, load_trace, parse_trace, top_ops, utilization)
+
+__all__ = ["Event", "Finding", "Gap", "Report", "Trace", "analyse", "finding", "idle_gaps",
+           "launch_stats", "load_trace", "parse_trace", "top_ops", "utilization"]
