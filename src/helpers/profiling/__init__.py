@@ -1,4 +1,4 @@
-"""Profiling: read PyTorch profiler traces (:mod:`.trace`); the trace recorder sits beside it."""
+"""Profiling: recording PyTorch profiler traces (:mod:`.record`) and reading them (:mod:`.trace`)."""
 
 from .trace import (Event, Finding, Gap, Report, Trace, analyse, finding, idle_gaps,
                     launch_stats, load_trace, parse_trace, top_ops, utilization)
