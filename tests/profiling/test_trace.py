@@ -190,6 +190,16 @@ def test_empty_trace():
         tr.finding(tr.analyse(t))
 
 
+def test_cpu_trace_with_time_between_operators_is_interpreter_overhead():
+    # three operators of 10 µs with 20 µs of nothing between them: busy 30 of 70 µs
+    ev = [_x("aten::add", "cpu_op", 30 * i, 10) for i in range(3)]
+    r = tr.analyse(tr.parse_trace(ev))
+    assert r.busy_s == pytest.approx(30 * US) and r.wall_s == pytest.approx(70 * US)
+    assert len(r.gaps) == 2 and r.gap_s == pytest.approx(40 * US)
+    f = tr.finding(r)
+    assert f.cause == "cpu-overhead" and f.predicted_wall_s == pytest.approx(30 * US)
+
+
 def test_one_kernel_is_fully_busy_and_kernel_bound():
     t = tr.parse_trace([_x("k", "kernel", 5, 20, pid=0, tid=7, stream=7)])
     r = tr.analyse(t)

@@ -632,7 +632,7 @@ def finding(report: Report) -> Finding:
     The rules, in order: if idle gaps with a blocking host call under them hold at least a
     tenth of the window, the cause is a host synchronisation (prediction: eq-prof-sync-fix); else if most launches take
     longer than their kernels, the step is launch-bound; on a CPU trace, time outside any
-    operator is interpreter overhead; otherwise the top kernel is where the time goes. The
+    operator (a quarter of the window or more) is interpreter overhead; otherwise the top kernel is where the time goes. The
     prediction removes the cause from the window, and is checked against the trace of the
     fixed program.
     """
@@ -670,15 +670,16 @@ def finding(report: Report) -> Finding:
             f"fusing the kernels or replaying them as a CUDA graph should bring the window "
             f"towards the device's busy time, about {fmt(pred)}.",
             T, pred)
-    if not report.subject.startswith("GPU") and report.gap_s >= 0.25 * T:
+    idle = T - report.busy_s
+    if not report.subject.startswith("GPU") and idle >= 0.25 * T:
         return Finding(
             "cpu-overhead", symptom,
-            f"{len(report.gaps)} gaps between operators total {fmt(report.gap_s)} "
-            f"({report.gap_s / T:.0%} of the window).",
+            f"{fmt(idle)} ({idle / T:.0%} of the window) passes between operators, "
+            f"{len(report.gaps)} gaps of them longer than the threshold.",
             "the Python interpreter and the framework spend that time between operators.",
             f"fewer, larger operators (or a compiled graph) should bring the window towards "
-            f"{fmt(T - report.gap_s)}.",
-            T, T - report.gap_s)
+            f"the operators' own time, {fmt(report.busy_s)}.",
+            T, report.busy_s)
     if top is None:
         raise ValueError("the trace has no work events; nothing to find")
     rest = T - top.total_s / 2
