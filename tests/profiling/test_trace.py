@@ -306,3 +306,42 @@ def test_unreadable_files_raise(tmp_path):
 def test_top_n_must_be_a_positive_integer(n):
     with pytest.raises(ValueError):
         tr.top_ops(tr.parse_trace([]), n)
+
+
+# --- the reader against a simulated host and device --------------------------------------------
+
+def _trace_of_schedule(sched):
+    """Chrome events for a simulated run: launches linked to kernels, syncs as blocking calls."""
+    ev, corr = [], 0
+    launches = [(a, b) for a, b, lab in sched.host if lab == "launch"]
+    for (a, b), (ka, kb, _) in zip(launches, sched.device):
+        corr += 1
+        ev.append(_x("cudaLaunchKernel", "cuda_runtime", a * 1e6, (b - a) * 1e6,
+                     correlation=corr))
+        ev.append(_x("k", "kernel", ka * 1e6, (kb - ka) * 1e6, pid=0, tid=7, stream=7,
+                     correlation=corr))
+    for a, b, lab in sched.host:
+        if lab == "sync":
+            ev.append(_x("cudaStreamSynchronize", "cuda_runtime", a * 1e6, (b - a) * 1e6))
+    return tr.parse_trace(ev)
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(1, 20), st.integers(1, 20),
+       st.integers(0, 40))
+def test_sync_fix_prediction_is_a_lower_bound_on_the_simulated_fix(steps, k, launch, kern, py):
+    from helpers.figures.profiling import schedule
+
+    kw = dict(n_steps=steps, kernels_per_step=k, launch_s=launch * US, kernel_s=kern * US,
+              python_s=py * US)
+    flawed, fixed = schedule(sync_every_step=True, **kw), schedule(sync_every_step=False, **kw)
+    t = _trace_of_schedule(flawed)
+    # the reader recovers the simulation: kernels, busy time, blocked time
+    assert len(t.of("kernel")) == steps * k and tr.launch_stats(t).n == steps * k
+    assert tr.busy_time_s(t) == pytest.approx(steps * k * kern * US)
+    blocked = sum(b - a for a, b, lab in flawed.host if lab == "sync")
+    assert tr.blocked_time_s(t) == pytest.approx(blocked, abs=1e-12)
+    # the host-only work (python + launches) and the device work both bound the fixed run
+    pred = tr.sync_removed_time_s(wall_s=t.wall_s, blocked_s=tr.blocked_time_s(t),
+                                  busy_s=tr.busy_time_s(t))
+    assert pred <= fixed.end_s * (1 + 1e-9)
+    assert fixed.end_s <= flawed.end_s * (1 + 1e-9)
