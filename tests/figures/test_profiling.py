@@ -114,3 +114,17 @@ class TestTimeline:
             fp.timeline_figure(t, start_s=2e-4, end_s=1e-4)
         with pytest.raises(ValueError):
             fp.timeline_figure(tr.parse_trace([]))
+
+
+def test_timeline_starts_at_the_first_host_or_device_event():
+    # an early non-work event (the profiler's own span) must not push the bars off the axis
+    ev = [{"ph": "X", "cat": "Trace", "name": "PyTorch Profiler", "ts": 0, "dur": 5000,
+           "pid": 1, "tid": 1},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 4000, "dur": 10, "pid": 1,
+           "tid": 1}]
+    t = tr.parse_trace(ev)
+    assert t.start_s == pytest.approx(4000e-6)
+    fig = fp.timeline_figure(t, end_s=t.start_s + 20e-6)
+    ax = fig.axes[0]
+    assert ax.get_xlim() == pytest.approx((0, 20))
+    assert len(ax.collections) == 1 and ax.get_xlabel() == "time (µs)"

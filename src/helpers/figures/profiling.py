@@ -215,11 +215,15 @@ def timeline_figure(trace: tr.Trace, *, start_s: float | None = None,
 
     Host rows show the outermost CPU operators (blocking ones in the accent colour) and, below
     them, runtime calls; device rows show kernels and copies. Idle gaps longer than
-    ``gap_threshold_s`` are shaded. ``start_s`` and ``end_s`` zoom into a window.
+    ``gap_threshold_s`` are shaded. ``start_s`` and ``end_s`` (trace times, as in
+    :class:`~helpers.profiling.trace.Event`) zoom into a window; by default the whole profiled
+    window from :attr:`~helpers.profiling.trace.Trace.start_s` is drawn, and the time axis
+    counts from the window's start.
     """
     if not trace.events:
         raise ValueError("the trace has no events to draw")
-    lo = 0.0 if start_s is None else _checks.positive("start_s", start_s, allow_zero=True)
+    lo = (trace.start_s if start_s is None
+          else _checks.positive("start_s", start_s, allow_zero=True))
     hi = (max(e.end_s for e in trace.events) if end_s is None
           else _checks.positive("end_s", end_s))
     if hi <= lo:
@@ -256,7 +260,9 @@ def timeline_figure(trace: tr.Trace, *, start_s: float | None = None,
     ax.set_yticks(range(len(names)), names[::-1], fontsize=8.5)
     ax.set_xlim(0, (hi - lo) * scale)
     ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_xlabel(f"time ({unit})" + (f" from {units.fmt_time(lo)}" if lo > 0 else ""))
+    into = lo - trace.start_s
+    ax.set_xlabel(f"time ({unit})" + (f", from {units.fmt_time(into)} into the window"
+                                      if into > 0 else ""))
     ax.grid(axis="y", visible=False)
     ax.set_title(title)
     if n_gap:

@@ -120,6 +120,12 @@ class Trace:
         return any(e.on_device for e in self.events)
 
     @property
+    def start_s(self) -> float:
+        """Start of the profiled window: the first host or device event (0 if none)."""
+        ev = [e.start_s for e in self.events if e.kind in HOST_KINDS + DEVICE_KINDS]
+        return min(ev, default=0.0)
+
+    @property
     def wall_s(self) -> float:
         """The profiled window: first start to last end over host and device events."""
         ev = [e for e in self.events if e.kind in HOST_KINDS + DEVICE_KINDS]
