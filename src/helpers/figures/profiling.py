@@ -250,13 +250,11 @@ def timeline_figure(trace: tr.Trace, *, start_s: float | None = None,
             ax.broken_barh([((a - lo) * scale, max(d * scale, 1e-9)) for a, d, cc in bars
                             if cc == col], (y - 0.35, 0.7), facecolors=col, edgecolors="white",
                            linewidth=0.4)
-    n_gap = 0
     for g in tr.idle_gaps(trace, gap_threshold_s):
         if g.end_s < lo or g.start_s > hi:
             continue
-        n_gap += 1
         ax.axvspan((g.start_s - lo) * scale, (g.end_s - lo) * scale, color=PALETTE["accent"],
-                   alpha=0.12, lw=0, label="idle gap" if n_gap == 1 else None)
+                   alpha=0.15, lw=0)
     ax.set_yticks(range(len(names)), names[::-1], fontsize=8.5)
     ax.set_xlim(0, (hi - lo) * scale)
     ax.set_ylim(-0.6, len(names) - 0.4)
@@ -265,8 +263,6 @@ def timeline_figure(trace: tr.Trace, *, start_s: float | None = None,
                                       if into > 0 else ""))
     ax.grid(axis="y", visible=False)
     ax.set_title(title)
-    if n_gap:
-        ax.legend(loc="upper right", fontsize=8.5)
     plt.close(fig)
     return fig
 
