@@ -107,14 +107,16 @@ def llc_bytes() -> int | None:
 def git_commit(path: str | os.PathLike | None = None) -> str | None:
     """The commit of the repository at ``path`` (default: this package's), or None.
 
-    Where the tree is a copy without its ``.git`` (a GPU machine that received the working
-    tree), the environment variable ``BOOK_COMMIT`` names the commit the copy was made from.
+    The environment variable ``BOOK_COMMIT``, when set, wins: a copy of the working tree on
+    a GPU machine may carry no ``.git``, or a stale one, so whoever sends the copy names the
+    commit it was made from.
     """
-    found = None
-    if shutil.which("git") is not None:
-        where = str(path or Path(__file__).resolve().parent)
-        found = _run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"])
-    return found or (os.environ.get("BOOK_COMMIT") or None)
+    if os.environ.get("BOOK_COMMIT"):
+        return os.environ["BOOK_COMMIT"]
+    if shutil.which("git") is None:
+        return None
+    where = str(path or Path(__file__).resolve().parent)
+    return _run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"])
 
 
 def _versions() -> dict:

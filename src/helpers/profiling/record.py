@@ -1,15 +1,20 @@
-"""Record the PyTorch profiler traces that lesson 07 reads: one workload, flawed and fixed.
+"""Record the PyTorch profiler traces that lesson 07 reads: one workload, flawed and fixed two ways.
 
 The workload is a decode-like loop: each step pushes one token's activation vector through a
 small stack of layers built from many small elementwise operations (a hand-written layer norm
-and GELU, as a first draft of a model often has them), then picks the next token. The two
-variants do the same arithmetic:
+and GELU, as a first draft of a model often has them), then picks the next token. The
+variants do the same arithmetic and produce the same tokens:
 
 * ``flawed``: after every step the host reads the chosen token back (``.item()``, to test for an
-  end-of-sequence token), which makes the CPU wait for the GPU at every step, so the GPU goes
-  idle while the host prepares and launches the next step's kernels;
-* ``fixed``: the end-of-sequence test stays on the device and the host reads the tokens back once,
-  after the loop, so launches run ahead of the GPU.
+  end-of-sequence token), which makes the CPU wait for the GPU at every step;
+* ``nosync``: the obvious fix: the end-of-sequence test stays on the device and the host reads
+  the tokens back once, after the loop, so launches may run ahead of the GPU;
+* ``graph`` (CUDA only): one decode step captured once as a CUDA graph and replayed, so each
+  step costs one launch instead of dozens.
+
+Whether ``nosync`` helps depends on which side is slower: if the GPU finishes each small kernel
+before the host can launch the next, the GPU idles between kernels with or without the sync,
+and only fewer launches (``graph``) remove the gaps. The traces hold the evidence either way.
 
 Run as a script, it writes ``trace-<variant>.json.gz`` (Chrome trace format, as
 ``torch.profiler`` exports it) and ``manifest.json`` (environment, workload shape, wall time of
@@ -31,9 +36,14 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["VARIANTS", "make_workload", "run_steps", "record", "main"]
+__all__ = ["VARIANTS", "variants_for", "make_workload", "run_steps", "record", "main"]
 
-VARIANTS = ("flawed", "fixed")
+VARIANTS = ("flawed", "nosync", "graph")
+
+
+def variants_for(device: str) -> tuple[str, ...]:
+    """The variants that run on ``device``: CUDA graphs need a CUDA device."""
+    return VARIANTS if device.startswith("cuda") else VARIANTS[:2]
 
 
 def make_workload(*, width: int = 1024, n_layers: int = 4, vocab: int = 4096,
@@ -71,6 +81,26 @@ def _step(weights, token):
     return torch.argmax(logits, dim=-1)
 
 
+def _graph(weights):
+    """Capture one decode step as a CUDA graph (once per workload) reading and writing one buffer."""
+    import torch
+
+    if "_graph" not in weights:
+        device = weights["embed"].device
+        token = torch.zeros(1, dtype=torch.long, device=device)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up outside the capture, as PyTorch recommends
+            for _ in range(3):
+                _step(weights, token)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            token.copy_(_step(weights, token))
+        weights["_graph"] = (graph, token)
+    return weights["_graph"]
+
+
 def run_steps(weights, n_steps: int, variant: str, eos_token: int = -1):
     """Run ``n_steps`` decode steps; return the generated token ids as a Python list."""
     import torch
@@ -80,6 +110,8 @@ def run_steps(weights, n_steps: int, variant: str, eos_token: int = -1):
     if n_steps < 1:
         raise ValueError(f"n_steps must be >= 1, got {n_steps}")
     device = weights["embed"].device
+    if variant == "graph" and device.type != "cuda":
+        raise ValueError("variant 'graph' needs a CUDA device")
     token = torch.zeros(1, dtype=torch.long, device=device)
     if variant == "flawed":
         out = []
@@ -92,10 +124,18 @@ def run_steps(weights, n_steps: int, variant: str, eos_token: int = -1):
         return out
     tokens = []
     done = torch.zeros(1, dtype=torch.bool, device=device)
-    for _ in range(n_steps):
-        token = _step(weights, token)
-        done |= token == eos_token  # the test stays on the device
-        tokens.append(token)
+    if variant == "graph":
+        graph, buffer = _graph(weights)
+        buffer.zero_()
+        for _ in range(n_steps):
+            graph.replay()  # one launch for the whole step
+            done |= buffer == eos_token
+            tokens.append(buffer.clone())
+    else:
+        for _ in range(n_steps):
+            token = _step(weights, token)
+            done |= token == eos_token  # the test stays on the device
+            tokens.append(token)
     return torch.cat(tokens).tolist()  # one read-back, after the loop
 
 
@@ -107,11 +147,12 @@ def _sync(device: str) -> None:
 
 
 def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32,
-           width: int = 1024, n_layers: int = 4, vocab: int = 4096, repeats: int = 5) -> dict:
+           width: int = 1024, n_layers: int = 4, vocab: int = 4096, repeats: int = 11) -> dict:
     """Profile both variants on ``device`` and write traces and a manifest into ``out_dir``.
 
     Returns the manifest. Wall times are measured without the profiler (median of ``repeats``
-    runs after a warm-up run), because the profiler itself adds time to every operation.
+    runs after a warm-up run, the variants interleaved), because the profiler itself adds time
+    to every operation.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -129,20 +170,25 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
                              "vocab": vocab, "dtype": "float32"},
                 "variants": {}}
     reference = None
-    for variant in VARIANTS:
-        tokens = run_steps(weights, n_steps, variant)  # warm-up, and the result to compare
+    variants = variants_for(device)
+    for variant in variants:
+        run_steps(weights, n_steps, variant)  # warm-up (and, for graphs, the capture)
+        tokens = run_steps(weights, n_steps, variant)
         if reference is None:
             reference = tokens
         elif tokens != reference:
-            raise RuntimeError(f"variant {variant} produced different tokens from {VARIANTS[0]}")
-        walls = []
-        for _ in range(repeats):
+            raise RuntimeError(f"variant {variant} produced different tokens from {variants[0]}")
+    # Wall times without the profiler, the variants interleaved round-robin so that a drift of
+    # the machine (clocks, temperature, other tenants) touches all of them alike.
+    walls: dict = {v: [] for v in variants}
+    for _ in range(repeats):
+        for variant in variants:
             _sync(device)
             t0 = time.perf_counter()
             run_steps(weights, n_steps, variant)
             _sync(device)
-            walls.append(time.perf_counter() - t0)
-        walls.sort()
+            walls[variant].append(time.perf_counter() - t0)
+    for variant in variants:
         with profile(activities=activities) as prof:
             run_steps(weights, n_steps, variant)
             _sync(device)
@@ -152,10 +198,12 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
             target = out / f"trace-{variant}.json.gz"
             with raw.open("rb") as src, gzip.open(target, "wb", compresslevel=9) as dst:
                 shutil.copyfileobj(src, dst)
+        samples = sorted(walls[variant])
         manifest["variants"][variant] = {
             "trace": target.name,
-            "wall_median_s": walls[len(walls) // 2],
-            "wall_min_s": walls[0], "wall_max_s": walls[-1], "repeats": repeats,
+            "wall_median_s": samples[len(samples) // 2],
+            "wall_min_s": samples[0], "wall_max_s": samples[-1], "repeats": repeats,
+            "wall_samples_s": walls[variant],
             "trace_bytes_gz": target.stat().st_size,
         }
     manifest["tokens_match"] = True
