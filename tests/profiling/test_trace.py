@@ -103,6 +103,18 @@ class TestSyntheticGpuTrace:
         assert L.frac_shorter_than_launch == pytest.approx(6 / 8)
         assert min(x.delay_s for x in L.launches) == pytest.approx(6 * US)
 
+    def test_a_graph_launch_is_compared_with_all_its_kernels(self):
+        ev = [_x("cudaGraphLaunch", "cuda_runtime", 0, 8, correlation=5)]
+        ev += [_x(f"k{i}", "kernel", 10 + 3 * i, 2, pid=0, tid=7, stream=7, correlation=5)
+               for i in range(5)]
+        t = tr.parse_trace(ev)
+        assert t.flows == {5: (0, (1, 2, 3, 4, 5))}
+        L = tr.launch_stats(t)
+        assert L.n == 1 and L.launches[0].n_kernels == 5
+        assert L.launches[0].kernel_s == pytest.approx(10 * US)   # 5 x 2 µs > the 8 µs call
+        assert L.frac_shorter_than_launch == 0
+        assert L.launches[0].delay_s == pytest.approx(10 * US)
+
     def test_blocked_time(self):
         # aten::item (40 µs) holds the sync; nested calls are counted once
         assert tr.blocked_time_s(self.t) == pytest.approx(2 * 40 * US)

@@ -111,7 +111,9 @@ class Trace:
     """A parsed trace: its events sorted by start, the launch-to-kernel links, metadata."""
 
     events: tuple[Event, ...]
-    flows: Mapping[int, tuple[int, int]] = field(default_factory=dict)  # id -> (host, device) idx
+    #: correlation id -> (index of the host call, indices of the device work it started); a
+    #: kernel launch starts one kernel, a CUDA graph launch many
+    flows: Mapping[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
     meta: Mapping[str, object] = field(default_factory=dict)
 
     @property
@@ -217,8 +219,8 @@ def parse_trace(obj) -> Trace:
         if e.kind == "runtime":
             host_by_corr.setdefault(e.correlation, idx)
         elif e.on_device:
-            dev_by_corr.setdefault(e.correlation, idx)
-    flows = {c: (host_by_corr[c], dev_by_corr[c]) for c in dev_by_corr if c in host_by_corr}
+            dev_by_corr.setdefault(e.correlation, []).append(idx)
+    flows = {c: (host_by_corr[c], tuple(dev_by_corr[c])) for c in dev_by_corr if c in host_by_corr}
     meta = {**meta, "n_flow_events": len(set(flow_start) & set(flow_end))}
     return Trace(events, flows, meta)
 
@@ -384,13 +386,14 @@ def blocked_time_s(trace: Trace) -> float:
 
 @dataclass(frozen=True)
 class Launch:
-    """A host launch call and the device work it started."""
+    """A host launch call and the device work it started (one kernel, or a graph's many)."""
 
     name: str
-    kernel: str
+    kernel: str         # the first kernel's name
+    n_kernels: int
     launch_s: float     # host time in the launch call
-    kernel_s: float     # device time of the kernel
-    delay_s: float      # kernel start minus launch start (queueing + launch latency)
+    kernel_s: float     # device time of the work it started, summed
+    delay_s: float      # first kernel's start minus launch start (queueing + launch latency)
 
 
 @dataclass(frozen=True)
@@ -415,17 +418,20 @@ def _median(xs: Sequence[float]) -> float:
 
 
 def launch_stats(trace: Trace) -> LaunchStats:
-    """Pair each launch call with its kernel (by correlation id) and compare their times.
+    """Pair each launch call with its kernels (by correlation id) and compare their times.
 
     A kernel shorter than its launch call leaves the device waiting for the next launch: the
-    step is *launch-bound* (eq-prof-launch-bound). A CPU trace has no launches: ``n == 0``.
+    step is *launch-bound* (eq-prof-launch-bound). A CUDA graph launch is compared with the
+    summed time of all the kernels it started. A CPU trace has no launches: ``n == 0``.
     """
     out = []
-    for host_idx, dev_idx in trace.flows.values():
-        h, d = trace.events[host_idx], trace.events[dev_idx]
+    for host_idx, dev_idxs in trace.flows.values():
+        h = trace.events[host_idx]
         if not _LAUNCH.search(h.name):
             continue
-        out.append(Launch(h.name, d.name, h.dur_s, d.dur_s, d.start_s - h.start_s))
+        ds = [trace.events[i] for i in dev_idxs]
+        out.append(Launch(h.name, ds[0].name, len(ds), h.dur_s, sum(d.dur_s for d in ds),
+                          min(d.start_s for d in ds) - h.start_s))
     out.sort(key=lambda x: x.delay_s)
     ls = [x.launch_s for x in out]
     ks = [x.kernel_s for x in out]
@@ -666,11 +672,13 @@ def finding(report: Report) -> Finding:
             T, pred)
     if L.n and L.frac_shorter_than_launch > 0.5:
         pred = max(report.busy_s, L.total_kernel_s)
+        per_kernel = (T - report.blocked_s) / sum(x.n_kernels for x in L.launches)
         return Finding(
             "launch-bound", symptom,
-            f"{L.frac_shorter_than_launch:.0%} of {L.n} kernels run for less time "
-            f"({fmt(L.median_kernel_s)} median) than their launch call takes "
-            f"({fmt(L.median_launch_s)} median).",
+            f"{L.frac_shorter_than_launch:.0%} of {L.n} launch calls started less device work "
+            f"({fmt(L.median_kernel_s)} median) than the call took "
+            f"({fmt(L.median_launch_s)} median); counting all its work outside blocking "
+            f"calls, the host issued one kernel every {fmt(per_kernel)}.",
             "the host cannot launch kernels as fast as the device finishes them, so the "
             "device waits for each launch.",
             f"fusing the kernels or replaying them as a CUDA graph should bring the window "
