@@ -246,10 +246,13 @@ def timeline_figure(trace: tr.Trace, *, start_s: float | None = None,
     for i, name in enumerate(names):
         y = len(names) - 1 - i
         bars = [(a, d, col) for a, d, col in rows[name] if a + d >= lo and a <= hi]
-        for col in {b[2] for b in bars}:
-            ax.broken_barh([((a - lo) * scale, max(d * scale, 1e-9)) for a, d, cc in bars
-                            if cc == col], (y - 0.35, 0.7), facecolors=col, edgecolors="white",
-                           linewidth=0.4)
+        device_row = name.startswith("GPU")
+        min_w = (hi - lo) * scale * 1.5e-3  # a sub-pixel kernel still shows as a thin line
+        for col in sorted({b[2] for b in bars}):
+            ax.broken_barh([((a - lo) * scale, max(d * scale, min_w)) for a, d, cc in bars
+                            if cc == col], (y - 0.35, 0.7), facecolors=col,
+                           edgecolors="none" if device_row else "white",
+                           linewidth=0 if device_row else 0.4)
     for g in tr.idle_gaps(trace, gap_threshold_s):
         if g.end_s < lo or g.start_s > hi:
             continue
