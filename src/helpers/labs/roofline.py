@@ -8,8 +8,8 @@ Three measurements place a machine on its roofline and test the model's predicte
   bandwidth. On a GPU a few block sizes of the Triton kernel are tried first and the fastest
   kept (all are recorded). This is the memory roof.
 * **matmul**: ``torch.matmul`` of square matrices in bf16, in fp32 with TF32 disabled
-  (``torch.set_float32_matmul_precision("highest")``) and in fp32 with TF32 allowed
-  (``"high"``), against the dense peaks of :mod:`helpers.specs`. This is the compute roof of
+  (``torch.backends.cuda.matmul.fp32_precision = "ieee"``) and in fp32 with TF32 allowed
+  (``"tf32"``), against the dense peaks of :mod:`helpers.specs`. This is the compute roof of
   the tensor cores. On a CPU: fp32 only.
 * **sweep**: one Triton kernel that reads ``x``, applies ``k`` dependent fused multiply-adds to
   each element in registers and writes ``y`` (fp32): ``2k`` FLOP per 8 bytes, so an arithmetic
@@ -49,15 +49,16 @@ from helpers.models import roofline
 __all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "sweep_ks",
            "measure_copy", "measure_matmul", "measure_sweep", "run", "reference_or_none",
            "copy_rows", "copy_target", "matmul_rows", "sweep_rows", "far_from_ridge",
-           "empirical_roof", "grade_copy", "grade_copy_speed", "main"]
+           "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel",
+           "sweep_check", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
 
 LAB = "roofline"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 FP32_BYTES = 4.0
 #: Precisions of the matrix products: name -> (torch dtype name, float32 matmul precision).
-MATMUL_PRECISIONS = {"bf16": ("bfloat16", "highest"), "fp32": ("float32", "highest"),
-                     "tf32": ("float32", "high")}
+MATMUL_PRECISIONS = {"bf16": ("bfloat16", "ieee"), "fp32": ("float32", "ieee"),
+                     "tf32": ("float32", "tf32")}
 #: Triton copy configurations tried on a GPU: (BLOCK, num_warps).
 COPY_CONFIGS = ((1024, 4), (4096, 8), (8192, 8), (16384, 16))
 
@@ -65,8 +66,12 @@ COPY_CONFIGS = ((1024, 4), (4096, 8), (8192, 8), (16384, 16))
 # --- sizes ---------------------------------------------------------------------------------
 
 def copy_sizes_bytes() -> list[int]:
-    """Bytes per buffer of the copy measurements (64 MiB to 2 GiB on a GPU, 4-64 MiB small)."""
-    return pick(small=[1 << 22, 1 << 24, 1 << 26], full=[1 << 26, 1 << 28, 1 << 30, 1 << 31])
+    """Bytes per buffer of the copy measurements (128 MiB to 2 GiB on a GPU, 4-64 MiB small).
+
+    The smallest GPU buffer is still more than twice an H200's L2 cache, and its copy (tens of
+    microseconds) is long beside a kernel launch, so the launch is hidden behind queued work.
+    """
+    return pick(small=[1 << 22, 1 << 24, 1 << 26], full=[1 << 27, 1 << 28, 1 << 30, 1 << 31])
 
 
 def matmul_sizes() -> list[int]:
@@ -110,14 +115,22 @@ def _cpu_threads(device: str):
 
 @contextmanager
 def _matmul_precision(mode: str):
+    """cuBLAS fp32 matrix products in ``"ieee"`` fp32 (no TF32) or ``"tf32"``, then restore.
+
+    Uses the per-backend setting ``torch.backends.cuda.matmul.fp32_precision`` (PyTorch 2.9
+    and later), which does not warn and does not mix with the legacy global setting.
+    """
     import torch
 
-    before = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(mode)
+    if mode not in ("ieee", "tf32"):
+        raise ValueError(f"mode must be 'ieee' or 'tf32', got {mode!r}")
+    setting = torch.backends.cuda.matmul
+    before = setting.fp32_precision
+    setting.fp32_precision = mode
     try:
         yield
     finally:
-        torch.set_float32_matmul_precision(before)
+        setting.fp32_precision = before
 
 
 def _budget() -> float:
@@ -227,7 +240,7 @@ def measure_matmul(device: str, gen) -> dict:
                                  "min_bytes": roofline.matmul_min_bytes(n, n, n, esize),
                                  "max_rel_error": err, "bench": summarize(r)})
                     del a, b
-            out[prec] = {"dtype": dtype_name, "float32_matmul_precision": mode, "sizes": rows}
+            out[prec] = {"dtype": dtype_name, "cuda_matmul_fp32_precision": mode, "sizes": rows}
     return out
 
 
@@ -268,8 +281,8 @@ def run(device: str | None = None) -> dict:
     result = new_result(LAB, device, copy_sizes_bytes=copy_sizes_bytes(),
                         matmul_sizes=matmul_sizes(), sweep_ks=sweep_ks(),
                         budget_s=_budget(), matmul_precisions=list(MATMUL_PRECISIONS),
-                        tf32_note="fp32 rows: TF32 disabled (float32 matmul precision "
-                                  "'highest'); tf32 rows: allowed ('high')")
+                        tf32_note="fp32 rows: TF32 disabled (torch.backends.cuda.matmul."
+                                  "fp32_precision = 'ieee'); tf32 rows: 'tf32'")
     gen = torch.Generator().manual_seed(2024)
     m = result["measurements"]
     m["copy"] = measure_copy(device, gen)
@@ -383,6 +396,136 @@ def empirical_roof(result: dict) -> tuple[float, float]:
     peak = max(_rate(e["flop"], e["bench"]) for e in mm)
     bw = max(_rate(e["moved_bytes"], e["torch"]) for e in result["measurements"]["copy"]["sizes"])
     return peak, bw
+
+
+def _largest(result: dict) -> dict:
+    return result["measurements"]["copy"]["sizes"][-1]
+
+
+def best_matmul(result: dict, precision: str) -> dict | None:
+    """The fastest size of ``precision`` in ``result`` (None if it was not measured)."""
+    rows = [r for r in matmul_rows(result) if r["precision"] == precision]
+    return max(rows, key=lambda r: r["flop_per_s"]) if rows else None
+
+
+def comparison_rows(ref: dict | None, mine: dict | None) -> list:
+    """Rows of the page's table: the model (datasheet), the H200 reference, the reader's run.
+
+    Copy bandwidth at the largest buffer; the best rate of each matrix-product precision; and
+    the time of each sweep point (the reader's column only where the point was timed).
+    """
+    from helpers.labs.report import Row
+
+    def copy_bw(result, impl):
+        if result is None:
+            return None
+        e = _largest(result)
+        return _rate(e["moved_bytes"], e[impl]) if impl in e else None
+
+    def mm_rate(result, prec):
+        row = best_matmul(result, prec) if result is not None else None
+        return row["flop_per_s"] if row else None
+
+    rows = [Row(f"copy, {name}", "TB/s", 1e12, model=GPU.hbm_bytes_per_s,
+                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl))
+            for name, impl in (("torch", "torch"), ("Triton", "triton"))]
+    rows += [Row(f"matmul {prec}", "TFLOP/s", 1e12, model=GPU.peak_flop_per_s(prec),
+                 h200=mm_rate(ref, prec), yours=mm_rate(mine, prec))
+             for prec in MATMUL_PRECISIONS]
+    ref_sweep = {r["k"]: r for r in sweep_rows(ref)} if ref is not None else {}
+    my_sweep = {r["k"]: r for r in sweep_rows(mine)} if mine is not None else {}
+    ks = sorted(set(ref_sweep) | {k for k, r in my_sweep.items() if r["measured_s"]})
+    for k in ks:
+        basis = ref_sweep.get(k) or my_sweep[k]
+        rows.append(Row(f"sweep k={k}: time", "µs", 1e-6, model=basis["predicted_s"],
+                        h200=ref_sweep[k]["measured_s"] if k in ref_sweep else None,
+                        yours=my_sweep[k]["measured_s"] if k in my_sweep else None))
+    return rows
+
+
+def roofline_panel(result: dict | None, title: str, *, gpu: specs.GPUSpec = GPU) -> dict:
+    """A panel for :func:`helpers.figures.lab_roofline.roofline_panels` from one result.
+
+    A GPU result: the datasheet fp32 roof, the roof with the measured copy bandwidth, and the
+    timed sweep points. A CPU result: the empirical roof (fp32 matmul rate, copy bandwidth) and
+    the matrix products as points. None: the datasheet roof and a note.
+    """
+    fp32 = gpu.peak_flop_per_s("fp32")
+    if result is None:
+        return {"title": title, "note": "H200 reference not measured yet",
+                "roofs": [(f"{gpu.name} fp32, datasheet", fp32, gpu.hbm_bytes_per_s, "main")]}
+    bw = _rate(_largest(result)["moved_bytes"], _largest(result)["torch"])
+    if result["tier"] == "gpu":
+        points = [(f"k={r['k']}", r["intensity"], r["flop_per_s"])
+                  for r in sweep_rows(result) if r["measured_s"]]
+        return {"title": title, "points": points,
+                "roofs": [(f"{gpu.name} fp32, datasheet", fp32, gpu.hbm_bytes_per_s, "main"),
+                          ("fp32 peak, measured copy bandwidth", fp32, bw, "aux")]}
+    peak, bw = empirical_roof(result)
+    points = [(f"matmul {r['n']}", r["intensity"], r["flop_per_s"]) for r in matmul_rows(result)]
+    return {"title": title, "points": points,
+            "roofs": [("measured: fp32 matmul, copy", peak, bw, "main")]}
+
+
+def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
+                gpu: specs.GPUSpec = GPU) -> dict:
+    """How well the roofline predicts the sweep: far from the ridge and at it.
+
+    Returns the share of timed points at least ``factor`` from the ridge whose predicted time
+    is within ``target`` of the measured one, the worst such error, the point nearest the ridge
+    with its error and whether its measured time lies between the bound and the no-overlap sum
+    :math:`F/P + Q/M`, and the errors again with the measured copy bandwidth in place of the
+    datasheet's (which separates a bandwidth shortfall from a failure of the model's shape).
+    """
+    rows = [r for r in sweep_rows(result, gpu) if r["measured_s"]]
+    if not rows:
+        raise ValueError("the result has no timed sweep points (CPU tier)")
+    far, _ = far_from_ridge(rows, factor)
+    within = [r for r in far if abs(r["error"]) <= target]
+    nearest = min(rows, key=lambda r: abs(math.log(r["ridge_distance"])))
+    e = next(p for p in result["measurements"]["sweep"]["points"] if p["k"] == nearest["k"])
+    no_overlap = roofline.kernel_time_no_overlap_s(e["flop"], e["bytes"],
+                                                   gpu.peak_flop_per_s("fp32"),
+                                                   gpu.hbm_bytes_per_s)
+    bw = _rate(_largest(result)["moved_bytes"], _largest(result)["torch"])
+    measured_bw = sweep_rows(result, gpu, mem_bytes_per_s=bw)
+    far_bw, _ = far_from_ridge([r for r in measured_bw if r["measured_s"]], factor)
+    mem_far = [r for r in far if r["kind"] == "memory-bound"]
+    comp_far = [r for r in far if r["kind"] == "compute-bound"]
+    return {
+        "n_far": len(far), "n_far_within": len(within),
+        "worst_far_error": max((abs(r["error"]) for r in far), default=float("nan")),
+        "memory_far_error": (sum(r["error"] for r in mem_far) / len(mem_far)
+                             if mem_far else float("nan")),
+        "compute_far_error": (sum(r["error"] for r in comp_far) / len(comp_far)
+                              if comp_far else float("nan")),
+        "memory_far_error_measured_bw": (
+            sum(r["error"] for r in far_bw if r["kind"] == "memory-bound")
+            / max(1, sum(1 for r in far_bw if r["kind"] == "memory-bound"))),
+        "ridge_k": nearest["k"], "ridge_error": nearest["error"],
+        "ridge_measured_s": nearest["measured_s"], "ridge_bound_s": nearest["predicted_s"],
+        "ridge_no_overlap_s": no_overlap,
+        "ridge_between": nearest["predicted_s"] <= nearest["measured_s"] <= no_overlap,
+        "peak_fraction": max(r["flop_per_s"] for r in rows) / gpu.peak_flop_per_s("fp32"),
+        "measured_copy_bytes_per_s": bw,
+    }
+
+
+MISSING = "(not measured yet)"
+
+
+def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
+    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
+
+    The page glues these strings, so a number measured on the H200 appears once the reference
+    file exists, and the page still builds before it does.
+
+    >>> fmt(4.3e12, ".3g", 1e12), fmt(None)
+    ('4.3', '(not measured yet)')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return format(value / scale, spec)
 
 
 # --- grading --------------------------------------------------------------------------------
