@@ -161,29 +161,33 @@ def roofline_panels(panels: Sequence[dict], *, width_in: float = 9.5, height_in:
         lo = min(intens + [0.1]) / 2
         hi = max(intens + [1e3]) * 2
         grid = _grid(lo, hi)
+        top = max(peak for _, peak, _, _ in panel["roofs"])
+        scale, unit = (units.T, "TFLOP/s") if top >= units.T else (units.G, "GFLOP/s")
         for label, peak, bw, style in panel["roofs"]:
             main = style == "main"
-            ax.loglog(grid, roofline.attainable_flop_per_s(grid, peak, bw) / units.T,
+            ax.loglog(grid, roofline.attainable_flop_per_s(grid, peak, bw) / scale,
                       color=COLORS["accent"] if main else COLORS["neutral"],
                       lw=2.2 if main else 1.2, ls="-" if main else "--", label=label)
             if main:
                 ridge = roofline.ridge_intensity_flop_per_byte(peak, bw)
                 ax.axvline(ridge, color=COLORS["neutral"], lw=1, ls=":")
-                ax.annotate(f"ridge {ridge:.3g}", (ridge, peak / units.T), xytext=(4, -14),
+                ax.annotate(f"ridge {ridge:.3g}", (ridge, peak / scale), xytext=(4, -14),
                             textcoords="offset points", fontsize=8.5, color=COLORS["neutral"])
+        kinds = set()
         for label, intensity, rate in panel.get("points", []):
-            color = COLORS["compute"] if label.startswith("matmul") else COLORS["memory"]
-            ax.plot([intensity], [rate / units.T], "o", color=color, ms=5.5, zorder=5)
-        if panel.get("points"):
-            ax.plot([], [], "o", color=COLORS["memory"], ms=5.5, label="sweep (measured)")
-            if any(p[0].startswith("matmul") for p in panel["points"]):
-                ax.plot([], [], "o", color=COLORS["compute"], ms=5.5, label="matmul (measured)")
-        elif panel.get("note"):
-            ax.text(0.5, 0.5, panel["note"], transform=ax.transAxes, ha="center", va="center",
+            kind = "matmul" if label.startswith("matmul") else "sweep"
+            kinds.add(kind)
+            color = COLORS["compute"] if kind == "matmul" else COLORS["memory"]
+            ax.plot([intensity], [rate / scale], "o", color=color, ms=5.5, zorder=5)
+        for kind in sorted(kinds, reverse=True):
+            color = COLORS["compute"] if kind == "matmul" else COLORS["memory"]
+            ax.plot([], [], "o", color=color, ms=5.5, label=f"{kind} (measured)")
+        if not kinds and panel.get("note"):
+            ax.text(0.42, 0.4, panel["note"], transform=ax.transAxes, ha="left", va="center",
                     fontsize=10, color=COLORS["neutral"])
         ax.set_title(panel["title"])
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-        ax.set_ylabel("rate (TFLOP/s)")
+        ax.set_ylabel(f"rate ({unit})")
         ax.legend(loc="lower right", fontsize=8)
     return fig
 

@@ -50,7 +50,7 @@ __all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "swee
            "measure_copy", "measure_matmul", "measure_sweep", "run", "reference_or_none",
            "copy_rows", "copy_target", "matmul_rows", "sweep_rows", "far_from_ridge",
            "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel",
-           "sweep_check", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
+           "sweep_check", "describe", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
 
 LAB = "roofline"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
@@ -502,6 +502,7 @@ def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
         "memory_far_error_measured_bw": (
             sum(r["error"] for r in far_bw if r["kind"] == "memory-bound")
             / max(1, sum(1 for r in far_bw if r["kind"] == "memory-bound"))),
+        "worst_k": max(rows, key=lambda r: abs(r["error"]))["k"],
         "ridge_k": nearest["k"], "ridge_error": nearest["error"],
         "ridge_measured_s": nearest["measured_s"], "ridge_bound_s": nearest["predicted_s"],
         "ridge_no_overlap_s": no_overlap,
@@ -509,6 +510,30 @@ def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
         "peak_fraction": max(r["flop_per_s"] for r in rows) / gpu.peak_flop_per_s("fp32"),
         "measured_copy_bytes_per_s": bw,
     }
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: copy bandwidths, matmul rates, sweep times."""
+    from helpers.units import fmt_bytes, fmt_rate, fmt_time
+
+    lines = []
+    for r in copy_rows(result):
+        line = (f"copy {fmt_bytes(r['buffer_bytes'], binary=True)}: torch "
+                f"{fmt_rate(r['torch_bytes_per_s'], 'B/s')}")
+        if r["triton_bytes_per_s"] is not None:
+            line += (f", Triton {fmt_rate(r['triton_bytes_per_s'], 'B/s')} "
+                     f"({r['triton_over_torch']:.1%} of torch)")
+        lines.append(line)
+    for r in matmul_rows(result):
+        lines.append(f"matmul {r['precision']} n={r['n']}: {fmt_rate(r['flop_per_s'], 'FLOP/s')}")
+    for r in sweep_rows(result):
+        if r["measured_s"] is None:
+            lines.append(f"sweep k={r['k']}: checked against float64 (not timed on this tier)")
+        else:
+            lines.append(f"sweep k={r['k']} (I = {r['intensity']:.3g} FLOP/B): measured "
+                         f"{fmt_time(r['measured_s'])}, model {fmt_time(r['predicted_s'])}, "
+                         f"error {r['error']:+.0%}")
+    return "\n".join(lines)
 
 
 MISSING = "(not measured yet)"
