@@ -130,7 +130,18 @@ def _matmul_precision(mode: str):
     try:
         yield
     finally:
-        setting.fp32_precision = before
+        try:
+            setting.fp32_precision = before
+        except (RuntimeError, ValueError):  # an older value this version will not take back
+            setting.fp32_precision = "ieee"
+
+
+def _triton_device(device: str) -> str:
+    """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
+    Triton compiles for its GPU (no interpreter) checks them on that GPU."""
+    from helpers.labs.kernels import roofline as kern
+
+    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
 
 
 def _budget() -> float:
@@ -183,7 +194,8 @@ def measure_copy(device: str, gen) -> dict:
         del src, dst
     else:
         n = 3001  # not a multiple of any block: exercises the mask
-        src, dst = _uniform(n, gen, device), torch.empty(n)
+        tdev = _triton_device(device)
+        src, dst = _uniform(n, gen, tdev), torch.empty(n, device=tdev)
         _checked_copy(lambda: kern.triton_copy(src, dst, block=1024, num_warps=4), src, dst,
                       "triton copy (interpreter)")
         out["triton_interpreter_checked_elements"] = n
@@ -252,7 +264,7 @@ def measure_sweep(device: str, gen) -> dict:
 
     cuda = device.startswith("cuda")
     n = pick(small=3001, full=1 << 28) if cuda else 3001
-    x = _uniform(n, gen, device)
+    x = _uniform(n, gen, _triton_device(device))
     y = torch.empty_like(x)
     x64 = x.double()  # the float64 reference is computed where x lives
     points = []
@@ -260,7 +272,7 @@ def measure_sweep(device: str, gen) -> dict:
         fn = (lambda k=k: kern.fma_sweep(x, k, y))
         y.fill_(float("nan"))
         fn()
-        _sync(device)
+        _sync(_triton_device(device))
         err = float((y.double() - kern.fma_reference(x64, k)).abs().max())
         tol = 4 * k * 2.0**-24 + 1e-6  # one rounding per FMA, values near 1
         if not err <= tol:  # also catches NaN (unwritten elements)

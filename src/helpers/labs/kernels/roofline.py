@@ -30,8 +30,11 @@ if not has_cuda():  # no GPU: run kernels through Triton's interpreter (before t
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
+#: Whether the kernels run through Triton's interpreter (on the CPU) rather than on a GPU.
+INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
+
 __all__ = ["copy_kernel", "triton_copy", "fma_kernel", "fma_sweep", "fma_reference",
-           "FMA_A", "FMA_B", "COPY_BLOCK", "COPY_WARPS"]
+           "FMA_A", "FMA_B", "COPY_BLOCK", "COPY_WARPS", "INTERPRETED"]
 
 #: The sweep's multiply-add constants: y converges slowly towards b / (1 - a) = 1, so the
 #: values stay near 1 for any k and the result still depends on x (a**2048 is about 0.6).
