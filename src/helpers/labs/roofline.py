@@ -438,8 +438,8 @@ def comparison_rows(ref: dict | None, mine: dict | None) -> list:
         row = best_matmul(result, prec) if result is not None else None
         return row["flop_per_s"] if row else None
 
-    rows = [Row(f"copy, {name}", "TB/s", 1e12, model=GPU.hbm_bytes_per_s,
-                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl))
+    rows = [Row(f"copy, {name}", "GB/s", 1e9, model=GPU.hbm_bytes_per_s,
+                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl), digits=4)
             for name, impl in (("torch", "torch"), ("Triton", "triton"))]
     rows += [Row(f"matmul {prec}", "TFLOP/s", 1e12, model=GPU.peak_flop_per_s(prec),
                  h200=mm_rate(ref, prec), yours=mm_rate(mine, prec))
@@ -449,7 +449,7 @@ def comparison_rows(ref: dict | None, mine: dict | None) -> list:
     ks = sorted(set(ref_sweep) | {k for k, r in my_sweep.items() if r["measured_s"]})
     for k in ks:
         basis = ref_sweep.get(k) or my_sweep[k]
-        rows.append(Row(f"sweep k={k}: time", "µs", 1e-6, model=basis["predicted_s"],
+        rows.append(Row(f"sweep k={k}: time", "ms", 1e-3, model=basis["predicted_s"],
                         h200=ref_sweep[k]["measured_s"] if k in ref_sweep else None,
                         yours=my_sweep[k]["measured_s"] if k in my_sweep else None))
     return rows
@@ -557,12 +557,12 @@ def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
     The page glues these strings, so a number measured on the H200 appears once the reference
     file exists, and the page still builds before it does.
 
-    >>> fmt(4.3e12, ".3g", 1e12), fmt(None)
-    ('4.3', '(not measured yet)')
+    >>> fmt(4.3e12, ".3g", 1e12), fmt(7, "d"), fmt(None)
+    ('4.3', '7', '(not measured yet)')
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    return format(value / scale, spec)
+    return format(value if scale == 1 else value / scale, spec)
 
 
 # --- grading --------------------------------------------------------------------------------
