@@ -206,3 +206,15 @@ def test_grader_passes_the_book_kernel_and_catches_a_missing_tail():
     assert wrong.status == "FAIL" and "wrong values" in str(wrong)
     with pytest.raises(ValueError, match="CUDA"):
         lab.grade_copy_speed(kern.triton_copy, device="cpu")
+
+
+def test_clock_evidence_scales_the_peak_with_the_clock():
+    res = synthetic_gpu_result()
+    assert lab.clock_evidence(res) is None  # no clock recorded
+    res["provenance"] = {"after_run": {"sm_clock_mhz": str(H200.boost_clock_hz / 2e6)}}
+    ev = lab.clock_evidence(res)
+    derived = H200.sm_count * H200.fp32_lanes_per_sm * 2 * H200.boost_clock_hz
+    assert ev["fp32_peak_at_end_clock"] == pytest.approx(derived / 2)
+    assert derived == pytest.approx(H200.peak_flop_per_s("fp32"), rel=0.01)  # the datasheet's
+    res["provenance"] = {"after_run": {"sm_clock_mhz": "[N/A]"}}
+    assert lab.clock_evidence(res) is None

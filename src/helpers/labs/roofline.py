@@ -50,7 +50,7 @@ __all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "swee
            "measure_copy", "measure_matmul", "measure_sweep", "run", "reference_or_none",
            "copy_rows", "copy_target", "matmul_rows", "sweep_rows", "far_from_ridge",
            "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel",
-           "sweep_check", "describe", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
+           "sweep_check", "clock_evidence", "describe", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
 
 LAB = "roofline"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
@@ -522,6 +522,28 @@ def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
         "peak_fraction": max(r["flop_per_s"] for r in rows) / gpu.peak_flop_per_s("fp32"),
         "measured_copy_bytes_per_s": bw,
     }
+
+
+def clock_evidence(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
+    """The SM clock ``nvidia-smi`` read at the end of a GPU run, and the fp32 peak at that clock.
+
+    :func:`helpers.models.gpu_peaks.peak_flop_per_s` with ``gpu``'s SM count and FP32 lanes
+    gives the peak the arithmetic could reach at the clock the GPU was running; the datasheet's
+    peak assumes the boost clock. None when the run recorded no clock (a CPU run, or no
+    ``nvidia-smi``).
+    """
+    from helpers.models import gpu_peaks
+
+    after = (result.get("provenance") or {}).get("after_run") or {}
+    try:
+        clock_hz = float(after.get("sm_clock_mhz")) * 1e6
+    except (TypeError, ValueError):
+        return None
+    if not clock_hz > 0 or gpu.boost_clock_hz is None:
+        return None
+    lanes = gpu_peaks.fma_per_clock_per_sm(gpu, "fp32")
+    return {"end_clock_hz": clock_hz, "boost_clock_hz": gpu.boost_clock_hz,
+            "fp32_peak_at_end_clock": gpu_peaks.peak_flop_per_s(gpu.sm_count, lanes, clock_hz)}
 
 
 def describe(result: dict) -> str:
