@@ -1,0 +1,671 @@
+"""Lab runner: measuring the roofline (copy bandwidth, matrix-product rates, an intensity sweep).
+
+Three measurements place a machine on its roofline and test the model's predicted times:
+
+* **copy**: ``dst.copy_(src)`` (torch's own device-to-device copy) and the book's Triton copy
+  kernel (:func:`helpers.labs.kernels.roofline.triton_copy`) over a few buffer sizes, as bytes
+  per second (read + written, the STREAM convention) and as a fraction of the datasheet's HBM
+  bandwidth. On a GPU a few block sizes of the Triton kernel are tried first and the fastest
+  kept (all are recorded). This is the memory roof.
+* **matmul**: ``torch.matmul`` of square matrices in bf16, in fp32 with TF32 disabled
+  (``torch.backends.cuda.matmul.fp32_precision = "ieee"``) and in fp32 with TF32 allowed
+  (``"tf32"``), against the dense peaks of :mod:`helpers.specs`. This is the compute roof of
+  the tensor cores. On a CPU: fp32 only.
+* **sweep**: one Triton kernel that reads ``x``, applies ``k`` dependent fused multiply-adds to
+  each element in registers and writes ``y`` (fp32): ``2k`` FLOP per 8 bytes, so an arithmetic
+  intensity of ``k / 4`` FLOP/byte, for ``k`` on a log grid from 1 to 2048. Each point's time is
+  predicted by :func:`helpers.models.roofline.kernel_time_lower_bound_s` with the fp32
+  (non-tensor) peak and the HBM bandwidth (:func:`sweep_rows`). On a CPU the kernel runs through
+  Triton's interpreter at a tiny size and is checked, not timed.
+
+Every timed operation is checked against a reference before it is timed, on random inputs
+drawn in [0.5, 1.5) (never zeros). Timing goes through :func:`helpers.bench.bench` only. On a
+CPU the torch operations use every usable core (:func:`helpers.bench.probes.threads`), as the
+book's CPU roofline probes do, and :func:`empirical_roof` builds this machine's roofline from
+the copy bandwidth and the fp32 matrix-product rate.
+
+The page ``labs/roofline.md`` compares the result with the model and with the reference result
+measured on an H200 (:func:`reference_or_none`). Run as
+``python -m helpers.labs.roofline --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`grade_copy` and
+:func:`grade_copy_speed` (the grader of the page's exercise) and the analysis helpers
+(:func:`copy_rows`, :func:`matmul_rows`, :func:`sweep_rows`, :func:`far_from_ridge`).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager, nullcontext
+from typing import Callable
+
+from helpers import specs
+from helpers.bench import bench, pick
+from helpers.labs.core import (lab_device, load_reference, new_result, progress, run_cli,
+                               summarize)
+from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.models import roofline
+
+__all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "sweep_ks",
+           "measure_copy", "measure_matmul", "measure_sweep", "run", "reference_or_none",
+           "copy_rows", "copy_target", "matmul_rows", "sweep_rows", "far_from_ridge",
+           "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel",
+           "sweep_check", "clock_evidence", "describe", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
+
+LAB = "roofline"
+#: The GPU whose datasheet the model uses (and on which the reference was measured).
+GPU = specs.H200_SXM
+FP32_BYTES = 4.0
+#: Precisions of the matrix products: name -> (torch dtype name, float32 matmul precision).
+MATMUL_PRECISIONS = {"bf16": ("bfloat16", "ieee"), "fp32": ("float32", "ieee"),
+                     "tf32": ("float32", "tf32")}
+#: Triton copy configurations tried on a GPU: (BLOCK, num_warps).
+COPY_CONFIGS = ((1024, 4), (4096, 8), (8192, 8), (16384, 16))
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+def copy_sizes_bytes() -> list[int]:
+    """Bytes per buffer of the copy measurements (128 MiB to 2 GiB on a GPU, 4-64 MiB small).
+
+    The smallest GPU buffer is still more than twice an H200's L2 cache, and its copy (tens of
+    microseconds) is long beside a kernel launch, so the launch is hidden behind queued work.
+    """
+    return pick(small=[1 << 22, 1 << 24, 1 << 26], full=[1 << 27, 1 << 28, 1 << 30, 1 << 31])
+
+
+def matmul_sizes() -> list[int]:
+    """Square matrix sizes of the matrix products."""
+    return pick(small=[128, 256, 512], full=[2048, 4096, 8192])
+
+
+def sweep_ks() -> list[int]:
+    """FMAs per element of the intensity sweep: powers of two up to 2048 (up to 64 small)."""
+    return pick(small=[1, 4, 16, 64], full=[2**i for i in range(12)])
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _uniform(shape, gen, device: str, dtype=None):
+    """Random values in [0.5, 1.5), drawn on the CPU from ``gen``, then moved to ``device``."""
+    import torch
+
+    x = torch.rand(shape, generator=gen, dtype=torch.float32) + 0.5
+    return x.to(device=device, dtype=dtype or torch.float32)
+
+
+@contextmanager
+def _cpu_threads(device: str):
+    """Every usable core for torch on a CPU (as the book's probes); nothing on a GPU."""
+    if device.startswith("cuda"):
+        yield None
+    else:
+        from helpers.bench.probes import threads
+
+        with threads() as n:
+            yield n
+
+
+@contextmanager
+def _matmul_precision(mode: str):
+    """cuBLAS fp32 matrix products in ``"ieee"`` fp32 (no TF32) or ``"tf32"``, then restore.
+
+    Uses the per-backend setting ``torch.backends.cuda.matmul.fp32_precision`` (PyTorch 2.9
+    and later), which does not warn and does not mix with the legacy global setting.
+    """
+    import torch
+
+    if mode not in ("ieee", "tf32"):
+        raise ValueError(f"mode must be 'ieee' or 'tf32', got {mode!r}")
+    setting = torch.backends.cuda.matmul
+    before = setting.fp32_precision
+    setting.fp32_precision = mode
+    try:
+        yield
+    finally:
+        try:
+            setting.fp32_precision = before
+        except (RuntimeError, ValueError):  # an older value this version will not take back
+            setting.fp32_precision = "ieee"
+
+
+def _triton_device(device: str) -> str:
+    """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
+    Triton compiles for its GPU (no interpreter) checks them on that GPU."""
+    from helpers.labs.kernels import roofline as kern
+
+    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
+
+
+def _budget() -> float:
+    return pick(small=0.15, full=0.4)
+
+
+def _bench(fn, device: str, name: str):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.03, full=0.1),
+                 budget_s=_budget(), env=False)
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def _checked_copy(fn: Callable[[], object], src, dst, what: str) -> None:
+    """Poison ``dst`` with NaN, run ``fn`` once, require ``dst == src`` exactly."""
+    import torch
+
+    dst.fill_(float("nan"))
+    fn()
+    if not torch.equal(dst, src):
+        raise AssertionError(f"{what}: the destination differs from the source")
+
+
+def measure_copy(device: str, gen) -> dict:
+    """Copy bandwidth of torch's copy and (on a GPU) the Triton copy kernel, per buffer size.
+
+    On a CPU the Triton kernel runs once through the interpreter at a tiny size that is not a
+    multiple of its block, and is checked, not timed.
+    """
+    import torch
+
+    from helpers.labs.kernels import roofline as kern
+
+    cuda = device.startswith("cuda")
+    out: dict = {"sizes": [], "triton_configs": {}}
+    sizes = copy_sizes_bytes()
+    block, warps = kern.COPY_BLOCK, kern.COPY_WARPS
+    if cuda:  # choose the Triton configuration on the largest buffer
+        n = sizes[-1] // 4
+        src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+        best = None
+        for b, w in progress(COPY_CONFIGS, desc="copy configs"):
+            fn = (lambda b=b, w=w: kern.triton_copy(src, dst, block=b, num_warps=w))
+            _checked_copy(fn, src, dst, f"triton copy BLOCK={b}")
+            r = _bench(fn, device, f"triton_copy_{b}_{w}")
+            out["triton_configs"][f"{b}x{w}"] = {"block": b, "num_warps": w, "bench": summarize(r)}
+            if best is None or r.median_s < best[0]:
+                best = (r.median_s, b, w)
+        _, block, warps = best
+        del src, dst
+    else:
+        n = 3001  # not a multiple of any block: exercises the mask
+        tdev = _triton_device(device)
+        src, dst = _uniform(n, gen, tdev), torch.empty(n, device=tdev)
+        _checked_copy(lambda: kern.triton_copy(src, dst, block=1024, num_warps=4), src, dst,
+                      "triton copy (interpreter)")
+        out["triton_interpreter_checked_elements"] = n
+    out["triton_block"], out["triton_num_warps"] = block, warps
+    with _cpu_threads(device) as n_threads:
+        out["cpu_threads"] = n_threads
+        for size in progress(sizes, desc="copy sizes"):
+            n = size // 4
+            src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+            entry = {"buffer_bytes": float(n * FP32_BYTES),
+                     "moved_bytes": float(2 * n * FP32_BYTES)}
+            fn = (lambda: dst.copy_(src))
+            _checked_copy(fn, src, dst, "torch copy")
+            entry["torch"] = summarize(_bench(fn, device, f"torch_copy_{size}"))
+            if cuda:
+                fn = (lambda: kern.triton_copy(src, dst, block=block, num_warps=warps))
+                _checked_copy(fn, src, dst, "triton copy")
+                entry["triton"] = summarize(_bench(fn, device, f"triton_copy_{size}"))
+            out["sizes"].append(entry)
+            del src, dst
+    return out
+
+
+def measure_matmul(device: str, gen) -> dict:
+    """Rates of square ``torch.matmul`` per precision and size (fp32 only on a CPU)."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    names = ("bf16", "fp32", "tf32") if cuda else ("fp32",)
+    tolerance = {"bf16": 2e-2, "fp32": 1e-4, "tf32": 5e-3}
+    out: dict = {}
+    with _cpu_threads(device):
+        for prec in names:
+            dtype_name, mode = MATMUL_PRECISIONS[prec]
+            dtype = getattr(torch, dtype_name)
+            rows = []
+            with _matmul_precision(mode):
+                for n in progress(matmul_sizes(), desc=f"matmul {prec}"):
+                    a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
+                    fn = (lambda: torch.matmul(a, b))
+                    c = fn()
+                    _sync(device)
+                    pick_rows = torch.randperm(n, generator=gen)[:8]
+                    want = a.double()[pick_rows.to(device)].cpu() @ b.double().cpu()
+                    got = c[pick_rows.to(device)].double().cpu()
+                    err = float(((got - want).abs() / want.abs()).max())
+                    if not err <= tolerance[prec]:
+                        raise AssertionError(f"matmul {prec} n={n}: relative error {err:.3g} "
+                                             f"against float64 exceeds {tolerance[prec]:g}")
+                    del c
+                    r = _bench(fn, device, f"matmul_{prec}_{n}")
+                    esize = float(torch.finfo(dtype).bits // 8)
+                    rows.append({"n": n, "flop": roofline.matmul_flop(n, n, n),
+                                 "min_bytes": roofline.matmul_min_bytes(n, n, n, esize),
+                                 "max_rel_error": err, "bench": summarize(r)})
+                    del a, b
+            out[prec] = {"dtype": dtype_name, "cuda_matmul_fp32_precision": mode, "sizes": rows}
+    return out
+
+
+def measure_sweep(device: str, gen) -> dict:
+    """The intensity sweep: ``k`` dependent FMAs per fp32 element; timed on a GPU only."""
+    import torch
+
+    from helpers.labs.kernels import roofline as kern
+
+    cuda = device.startswith("cuda")
+    n = pick(small=3001, full=1 << 28) if cuda else 3001
+    x = _uniform(n, gen, _triton_device(device))
+    y = torch.empty_like(x)
+    x64 = x.double()  # the float64 reference is computed where x lives
+    points = []
+    for k in progress(sweep_ks(), desc="intensity sweep"):
+        fn = (lambda k=k: kern.fma_sweep(x, k, y))
+        y.fill_(float("nan"))
+        fn()
+        _sync(_triton_device(device))
+        err = float((y.double() - kern.fma_reference(x64, k)).abs().max())
+        tol = 4 * k * 2.0**-24 + 1e-6  # one rounding per FMA, values near 1
+        if not err <= tol:  # also catches NaN (unwritten elements)
+            raise AssertionError(f"fma sweep k={k}: max error {err:.3g} exceeds {tol:.3g}")
+        entry = {"k": k, "n": n, "flop": 2.0 * k * n, "bytes": 2 * FP32_BYTES * n,
+                 "max_abs_error": err}
+        if cuda:
+            entry["bench"] = summarize(_bench(fn, device, f"fma_k{k}"))
+        points.append(entry)
+    return {"n": n, "a": kern.FMA_A, "b": kern.FMA_B, "timed": cuda, "points": points}
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    import torch
+
+    device = device or lab_device()
+    result = new_result(LAB, device, copy_sizes_bytes=copy_sizes_bytes(),
+                        matmul_sizes=matmul_sizes(), sweep_ks=sweep_ks(),
+                        budget_s=_budget(), matmul_precisions=list(MATMUL_PRECISIONS),
+                        tf32_note="fp32 rows: TF32 disabled (torch.backends.cuda.matmul."
+                                  "fp32_precision = 'ieee'); tf32 rows: 'tf32'")
+    gen = torch.Generator().manual_seed(2024)
+    m = result["measurements"]
+    m["copy"] = measure_copy(device, gen)
+    m["matmul"] = measure_matmul(device, gen)
+    m["sweep"] = measure_sweep(device, gen)
+    m["grading"] = _grading_reference(device, gen)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    try:
+        return load_reference(LAB)
+    except FileNotFoundError:
+        return None
+
+
+# --- analysis (the page's tables and plots) -------------------------------------------------
+
+def _rate(work: float, entry: dict) -> float:
+    return work / entry["median_s"]
+
+
+def copy_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per buffer size: bytes/s of torch's and the Triton copy, fractions of ``gpu``'s HBM peak."""
+    rows = []
+    for e in result["measurements"]["copy"]["sizes"]:
+        row = {"buffer_bytes": e["buffer_bytes"],
+               "torch_bytes_per_s": _rate(e["moved_bytes"], e["torch"]),
+               "triton_bytes_per_s": None, "triton_over_torch": None, "spread": e["torch"]["spread"]}
+        row["torch_fraction"] = row["torch_bytes_per_s"] / gpu.hbm_bytes_per_s
+        if "triton" in e:
+            row["triton_bytes_per_s"] = _rate(e["moved_bytes"], e["triton"])
+            row["triton_fraction"] = row["triton_bytes_per_s"] / gpu.hbm_bytes_per_s
+            row["triton_over_torch"] = row["triton_bytes_per_s"] / row["torch_bytes_per_s"]
+        rows.append(row)
+    return rows
+
+
+def copy_target(result: dict, target: float = 0.95) -> dict | None:
+    """Whether the Triton copy reaches ``target`` of torch's copy at every size (None on a CPU)."""
+    rows = [r for r in copy_rows(result) if r["triton_over_torch"] is not None]
+    if not rows:
+        return None
+    worst = min(r["triton_over_torch"] for r in rows)
+    return {"target": target, "worst_ratio": worst, "met": worst >= target,
+            "best_torch_bytes_per_s": max(r["torch_bytes_per_s"] for r in rows),
+            "best_triton_bytes_per_s": max(r["triton_bytes_per_s"] for r in rows)}
+
+
+def matmul_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per precision and size: FLOP/s, the dense peak of ``gpu`` and the fraction reached."""
+    rows = []
+    for prec, block in result["measurements"]["matmul"].items():
+        peak = gpu.peak_flop_per_s(prec)
+        for e in block["sizes"]:
+            rate = _rate(e["flop"], e["bench"])
+            predicted = roofline.kernel_time_lower_bound_s(e["flop"], e["min_bytes"], peak,
+                                                           gpu.hbm_bytes_per_s)
+            rows.append({"precision": prec, "n": e["n"], "flop_per_s": rate,
+                         "peak_flop_per_s": peak, "fraction_of_peak": rate / peak,
+                         "predicted_s": predicted, "measured_s": e["bench"]["median_s"],
+                         "intensity": e["flop"] / e["min_bytes"]})
+    return rows
+
+
+def sweep_rows(result: dict, gpu: specs.GPUSpec = GPU, precision: str = "fp32",
+               mem_bytes_per_s: float | None = None,
+               peak_flop_per_s: float | None = None) -> list[dict]:
+    """Each sweep point with the roofline's predicted time beside the measured one.
+
+    The prediction is :func:`~helpers.models.roofline.kernel_time_lower_bound_s` with ``gpu``'s
+    dense ``precision`` peak and HBM bandwidth, unless ``peak_flop_per_s`` or
+    ``mem_bytes_per_s`` override them (e.g. a measured roof). ``error`` is
+    ``(predicted - measured) / measured`` (negative: the kernel is slower than the model);
+    ``ridge_distance`` is the intensity over the ridge intensity. Untimed points (CPU tier) have
+    ``measured_s`` None.
+    """
+    peak = peak_flop_per_s or gpu.peak_flop_per_s(precision)
+    bw = mem_bytes_per_s or gpu.hbm_bytes_per_s
+    ridge = roofline.ridge_intensity_flop_per_byte(peak, bw)
+    rows = []
+    for e in result["measurements"]["sweep"]["points"]:
+        intensity = roofline.arithmetic_intensity_flop_per_byte(e["flop"], e["bytes"])
+        predicted = roofline.kernel_time_lower_bound_s(e["flop"], e["bytes"], peak, bw)
+        measured = e["bench"]["median_s"] if "bench" in e else None
+        rows.append({
+            "k": e["k"], "intensity": intensity, "predicted_s": predicted, "measured_s": measured,
+            "error": None if measured is None else (predicted - measured) / measured,
+            "flop_per_s": None if measured is None else e["flop"] / measured,
+            "kind": roofline.bound_kind(intensity, peak, bw), "ridge_distance": intensity / ridge,
+            "spread": e["bench"]["spread"] if "bench" in e else None})
+    return rows
+
+
+def far_from_ridge(rows: list[dict], factor: float = 4.0) -> tuple[list[dict], list[dict]]:
+    """Split sweep rows into those at least ``factor`` away from the ridge and the rest."""
+    if not factor >= 1:
+        raise ValueError(f"factor must be >= 1, got {factor!r}")
+    far = [r for r in rows if r["ridge_distance"] <= 1 / factor or r["ridge_distance"] >= factor]
+    near = [r for r in rows if r not in far]
+    return far, near
+
+
+def empirical_roof(result: dict) -> tuple[float, float]:
+    """(peak FLOP/s, bandwidth bytes/s) measured: the best fp32 matmul rate and copy bandwidth.
+
+    Uses fp32 with TF32 disabled where present (the only precision on a CPU) and torch's copy.
+    """
+    mm = result["measurements"]["matmul"]["fp32"]["sizes"]
+    peak = max(_rate(e["flop"], e["bench"]) for e in mm)
+    bw = max(_rate(e["moved_bytes"], e["torch"]) for e in result["measurements"]["copy"]["sizes"])
+    return peak, bw
+
+
+def _largest(result: dict) -> dict:
+    return result["measurements"]["copy"]["sizes"][-1]
+
+
+def best_matmul(result: dict, precision: str) -> dict | None:
+    """The fastest size of ``precision`` in ``result`` (None if it was not measured)."""
+    rows = [r for r in matmul_rows(result) if r["precision"] == precision]
+    return max(rows, key=lambda r: r["flop_per_s"]) if rows else None
+
+
+def comparison_rows(ref: dict | None, mine: dict | None) -> list:
+    """Rows of the page's table: the model (datasheet), the H200 reference, the reader's run.
+
+    Copy bandwidth at the largest buffer; the best rate of each matrix-product precision; and
+    the time of each sweep point (the reader's column only where the point was timed).
+    """
+    from helpers.labs.report import Row
+
+    def copy_bw(result, impl):
+        if result is None:
+            return None
+        e = _largest(result)
+        return _rate(e["moved_bytes"], e[impl]) if impl in e else None
+
+    def mm_rate(result, prec):
+        row = best_matmul(result, prec) if result is not None else None
+        return row["flop_per_s"] if row else None
+
+    rows = [Row(f"copy, {name}", "GB/s", 1e9, model=GPU.hbm_bytes_per_s,
+                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl), digits=4)
+            for name, impl in (("torch", "torch"), ("Triton", "triton"))]
+    rows += [Row(f"matmul {prec}", "TFLOP/s", 1e12, model=GPU.peak_flop_per_s(prec),
+                 h200=mm_rate(ref, prec), yours=mm_rate(mine, prec))
+             for prec in MATMUL_PRECISIONS]
+    ref_sweep = {r["k"]: r for r in sweep_rows(ref)} if ref is not None else {}
+    my_sweep = {r["k"]: r for r in sweep_rows(mine)} if mine is not None else {}
+    ks = sorted(set(ref_sweep) | {k for k, r in my_sweep.items() if r["measured_s"]})
+    for k in ks:
+        basis = ref_sweep.get(k) or my_sweep[k]
+        rows.append(Row(f"sweep k={k}: time", "ms", 1e-3, model=basis["predicted_s"],
+                        h200=ref_sweep[k]["measured_s"] if k in ref_sweep else None,
+                        yours=my_sweep[k]["measured_s"] if k in my_sweep else None))
+    return rows
+
+
+def roofline_panel(result: dict | None, title: str, *, gpu: specs.GPUSpec = GPU) -> dict:
+    """A panel for :func:`helpers.figures.lab_roofline.roofline_panels` from one result.
+
+    A GPU result: the datasheet fp32 roof, the roof with the measured copy bandwidth, and the
+    timed sweep points. A CPU result: the empirical roof (fp32 matmul rate, copy bandwidth) and
+    the matrix products as points. None: the datasheet roof and a note.
+    """
+    fp32 = gpu.peak_flop_per_s("fp32")
+    if result is None:
+        return {"title": title, "note": "H200 reference not measured yet",
+                "roofs": [(f"{gpu.name} fp32, datasheet", fp32, gpu.hbm_bytes_per_s, "main")]}
+    bw = _rate(_largest(result)["moved_bytes"], _largest(result)["torch"])
+    if result["tier"] == "gpu":
+        points = [(f"k={r['k']}", r["intensity"], r["flop_per_s"])
+                  for r in sweep_rows(result) if r["measured_s"]]
+        return {"title": title, "points": points,
+                "roofs": [(f"{gpu.name} fp32, datasheet", fp32, gpu.hbm_bytes_per_s, "main"),
+                          ("fp32 peak, measured copy bandwidth", fp32, bw, "aux")]}
+    peak, bw = empirical_roof(result)
+    points = [(f"matmul {r['n']}", r["intensity"], r["flop_per_s"]) for r in matmul_rows(result)]
+    return {"title": title, "points": points,
+            "roofs": [("measured: fp32 matmul, copy", peak, bw, "main")]}
+
+
+def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
+                gpu: specs.GPUSpec = GPU) -> dict:
+    """How well the roofline predicts the sweep: far from the ridge and at it.
+
+    Returns the share of timed points at least ``factor`` from the ridge whose predicted time
+    is within ``target`` of the measured one, the worst such error, the point nearest the ridge
+    with its error and whether its measured time lies between the bound and the no-overlap sum
+    :math:`F/P + Q/M`, and the errors again with the measured copy bandwidth in place of the
+    datasheet's (which separates a bandwidth shortfall from a failure of the model's shape).
+    """
+    rows = [r for r in sweep_rows(result, gpu) if r["measured_s"]]
+    if not rows:
+        raise ValueError("the result has no timed sweep points (CPU tier)")
+    far, _ = far_from_ridge(rows, factor)
+    within = [r for r in far if abs(r["error"]) <= target]
+    nearest = min(rows, key=lambda r: abs(math.log(r["ridge_distance"])))
+    e = next(p for p in result["measurements"]["sweep"]["points"] if p["k"] == nearest["k"])
+    no_overlap = roofline.kernel_time_no_overlap_s(e["flop"], e["bytes"],
+                                                   gpu.peak_flop_per_s("fp32"),
+                                                   gpu.hbm_bytes_per_s)
+    bw = _rate(_largest(result)["moved_bytes"], _largest(result)["torch"])
+    measured_bw = sweep_rows(result, gpu, mem_bytes_per_s=bw)
+    far_bw, _ = far_from_ridge([r for r in measured_bw if r["measured_s"]], factor)
+    mem_far = [r for r in far if r["kind"] == "memory-bound"]
+    comp_far = [r for r in far if r["kind"] == "compute-bound"]
+    return {
+        "n_far": len(far), "n_far_within": len(within),
+        "worst_far_error": max((abs(r["error"]) for r in far), default=float("nan")),
+        "memory_far_error": (sum(r["error"] for r in mem_far) / len(mem_far)
+                             if mem_far else float("nan")),
+        "compute_far_error": (sum(r["error"] for r in comp_far) / len(comp_far)
+                              if comp_far else float("nan")),
+        "memory_far_error_measured_bw": (
+            sum(r["error"] for r in far_bw if r["kind"] == "memory-bound")
+            / max(1, sum(1 for r in far_bw if r["kind"] == "memory-bound"))),
+        "worst_k": max(rows, key=lambda r: abs(r["error"]))["k"],
+        "ridge_k": nearest["k"], "ridge_error": nearest["error"],
+        "ridge_measured_s": nearest["measured_s"], "ridge_bound_s": nearest["predicted_s"],
+        "ridge_no_overlap_s": no_overlap,
+        "ridge_between": nearest["predicted_s"] <= nearest["measured_s"] <= no_overlap,
+        "peak_fraction": max(r["flop_per_s"] for r in rows) / gpu.peak_flop_per_s("fp32"),
+        "measured_copy_bytes_per_s": bw,
+    }
+
+
+def clock_evidence(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
+    """The SM clock ``nvidia-smi`` read at the end of a GPU run, and the fp32 peak at that clock.
+
+    :func:`helpers.models.gpu_peaks.peak_flop_per_s` with ``gpu``'s SM count and FP32 lanes
+    gives the peak the arithmetic could reach at the clock the GPU was running; the datasheet's
+    peak assumes the boost clock. None when the run recorded no clock (a CPU run, or no
+    ``nvidia-smi``).
+    """
+    from helpers.models import gpu_peaks
+
+    after = (result.get("provenance") or {}).get("after_run") or {}
+    try:
+        clock_hz = float(after.get("sm_clock_mhz")) * 1e6
+    except (TypeError, ValueError):
+        return None
+    if not clock_hz > 0 or gpu.boost_clock_hz is None:
+        return None
+    lanes = gpu_peaks.fma_per_clock_per_sm(gpu, "fp32")
+    return {"end_clock_hz": clock_hz, "boost_clock_hz": gpu.boost_clock_hz,
+            "fp32_peak_at_end_clock": gpu_peaks.peak_flop_per_s(gpu.sm_count, lanes, clock_hz)}
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: copy bandwidths, matmul rates, sweep times."""
+    from helpers.units import fmt_bytes, fmt_rate, fmt_time
+
+    lines = []
+    for r in copy_rows(result):
+        line = (f"copy {fmt_bytes(r['buffer_bytes'], binary=True)}: torch "
+                f"{fmt_rate(r['torch_bytes_per_s'], 'B/s')}")
+        if r["triton_bytes_per_s"] is not None:
+            line += (f", Triton {fmt_rate(r['triton_bytes_per_s'], 'B/s')} "
+                     f"({r['triton_over_torch']:.1%} of torch)")
+        lines.append(line)
+    for r in matmul_rows(result):
+        lines.append(f"matmul {r['precision']} n={r['n']}: {fmt_rate(r['flop_per_s'], 'FLOP/s')}")
+    for r in sweep_rows(result):
+        if r["measured_s"] is None:
+            lines.append(f"sweep k={r['k']}: checked against float64 (not timed on this tier)")
+        else:
+            lines.append(f"sweep k={r['k']} (I = {r['intensity']:.3g} FLOP/B): measured "
+                         f"{fmt_time(r['measured_s'])}, model {fmt_time(r['predicted_s'])}, "
+                         f"error {r['error']:+.0%}")
+    return "\n".join(lines)
+
+
+MISSING = "(not measured yet)"
+
+
+def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
+    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
+
+    The page glues these strings, so a number measured on the H200 appears once the reference
+    file exists, and the page still builds before it does.
+
+    >>> fmt(4.3e12, ".3g", 1e12), fmt(7, "d"), fmt(None)
+    ('4.3', '7', '(not measured yet)')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return format(value if scale == 1 else value / scale, spec)
+
+
+# --- grading --------------------------------------------------------------------------------
+
+def _grading_sizes() -> tuple[int, int]:
+    """Elements for the correctness check and the speed check; neither a multiple of a block."""
+    return pick(small=10_007, full=(1 << 22) + 7), pick(small=10_007, full=(1 << 28) + 7)
+
+
+def _copy_inputs(n: int, device: str):
+    def make(gen):
+        return (_uniform(n, gen, device),)
+    return make
+
+
+def grade_copy(copy_fn: Callable, device: str | None = None, trials: int = 3) -> Verdict:
+    """Correctness of a reader's ``copy_fn(src, dst)`` on a length that is not a multiple of
+    any block: fresh random inputs, ``dst`` poisoned with NaN, compared with float64."""
+    device = device or lab_device()
+    n, _ = _grading_sizes()
+    return check_outputs(copy_fn, lambda src: src, _copy_inputs(n, device), name="copy kernel",
+                         trials=trials, make_output=lambda src: src.new_empty(src.shape),
+                         rtol=0.0, atol=0.0, device=device)
+
+
+def _grading_reference(device: str, gen) -> dict:
+    """Times of torch's and the book's copy at the speed check's size (GPU only)."""
+    if not device.startswith("cuda"):
+        return {}
+    import torch
+
+    from helpers.labs.kernels import roofline as kern
+
+    _, n = _grading_sizes()
+    src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+    out = {"n": n, "moved_bytes": 2.0 * n * FP32_BYTES}
+    for name, fn in (("torch", lambda: dst.copy_(src)), ("triton", lambda: kern.triton_copy(src, dst))):
+        _checked_copy(fn, src, dst, name)
+        out[name] = summarize(_bench(fn, device, f"grading_{name}"))
+    return out
+
+
+def grade_copy_speed(copy_fn: Callable, reference: dict | None = None,
+                     device: str | None = None, min_fraction: float = 0.75) -> Verdict:
+    """Speed of a reader's ``copy_fn(src, dst)`` on a GPU against the copy's bandwidth bound.
+
+    The bound is the model's memory time at the datasheet bandwidth on an H200, and the time
+    of torch's own copy on any other GPU (whose datasheet this book does not hold). PASS when
+    the kernel reaches ``min_fraction`` of it; INCONCLUSIVE when the run is noisy.
+    """
+    import torch
+
+    device = device or lab_device()
+    if not device.startswith("cuda"):
+        raise ValueError("grade_copy_speed needs a CUDA device; the CPU tier grades correctness")
+    gen = torch.Generator().manual_seed(7)
+    _, n = _grading_sizes()
+    src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+    moved = 2.0 * n * FP32_BYTES
+    _checked_copy(lambda: copy_fn(src, dst), src, dst, "your copy")
+    mine = _bench(lambda: copy_fn(src, dst), device, "your_copy")
+    name = torch.cuda.get_device_name()
+    if "H200" in name:
+        bound = roofline.memory_time_s(moved, GPU.hbm_bytes_per_s)
+        what = "the H200 datasheet bandwidth"
+    else:
+        _checked_copy(lambda: dst.copy_(src), src, dst, "torch copy")
+        bound = _bench(lambda: dst.copy_(src), device, "torch_copy").median_s
+        what = "torch's own copy on this GPU"
+    ref_s = None
+    if reference and reference["measurements"].get("grading", {}).get("n") == n:
+        ref_s = reference["measurements"]["grading"]["triton"]["median_s"]
+    print(f"your copy: {moved / mine.median_s / 1e12:.3g} TB/s, "
+          f"{bound / mine.median_s:.0%} of the bound set by {what}")
+    return check_performance(mine.median_s, bound, name="copy kernel speed", spread=mine.spread,
+                             min_fraction=min_fraction, reference_s=ref_s)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()
