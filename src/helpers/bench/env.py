@@ -120,11 +120,19 @@ def git_commit(path: str | os.PathLike | None = None) -> str | None:
 
 
 def _versions() -> dict:
+    """Versions of the packages a measurement depends on, read from their installed metadata.
+
+    Triton is not imported here: whether it runs kernels through its interpreter is fixed when
+    it is first imported (:mod:`helpers.kernels` decides that), and recording the environment
+    must not decide it first.
+    """
+    from importlib import metadata
+
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "torch", "triton"):
         try:
-            versions[mod] = __import__(mod).__version__
-        except Exception:  # absent or broken: record that
+            versions[mod] = metadata.version(mod)
+        except metadata.PackageNotFoundError:  # absent: record that
             versions[mod] = None
     return versions
 
