@@ -37,7 +37,8 @@ from helpers.labs.core import (lab_device, load_reference, new_result, progress,
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 
 __all__ = ["LAB", "STRIDES", "ELEMENT_BYTES", "SECTOR_BYTES", "CPU_LINE_BYTES", "WARP_SIZE",
-           "predicted_efficiency", "predicted_conflict_degree", "check_kernels", "strided_read",
+           "predicted_efficiency", "predicted_conflict_degree", "predicted_strided_bytes_per_s",
+           "predicted_transpose_time_s", "check_kernels", "strided_read",
            "transposes", "bank_conflicts", "run", "reference_or_none", "grade_transpose",
            "grade_transpose_performance", "GRADE_SHAPE", "main"]
 
@@ -122,6 +123,49 @@ def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
     d = _positive_int("tile_dim", tile_dim)
     pad = _positive_int("padding_words", padding_words, minimum=0)
     return math.gcd(d + pad, 32)
+
+
+def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
+                                  segment_bytes: int = SECTOR_BYTES) -> list[float]:
+    r"""Effective (useful) bandwidth of the strided read at each stride (bytes/s).
+
+    .. math:: B_{\text{eff}}(s) = \eta(s)\, B
+
+    with :math:`\eta` from :func:`predicted_efficiency` for float32 elements and :math:`B` the
+    bandwidth of unit-stride reads: the datasheet's HBM bandwidth for the prediction, or a
+    measured stride-1 bandwidth to compare shapes on another machine.
+
+    >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
+    [4.8, 2.4, 0.6]
+    """
+    if not (isinstance(peak_bytes_per_s, (int, float)) and math.isfinite(peak_bytes_per_s)
+            and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    return [predicted_efficiency(s, ELEMENT_BYTES, segment_bytes=segment_bytes) * peak_bytes_per_s
+            for s in strides]
+
+
+def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
+                               write_stride: int = 1) -> float:
+    r"""Lower bound on the time of an ``rows x cols`` float32 transpose (seconds).
+
+    .. math:: T \ge \frac{Q/2}{B} + \frac{Q/2}{\eta_w\,B}, \qquad Q = 2\,M N b
+
+    Reads are coalesced; writes at stride ``write_stride`` elements have efficiency
+    :math:`\eta_w` (:func:`predicted_efficiency`). A tiled transpose writes at stride 1
+    (:math:`T \ge Q/B`, a copy's time); the naive one writes down columns, ``rows`` apart.
+
+    >>> t = predicted_transpose_time_s(8192, 8192, 4.8e12)
+    >>> round(t * 1e6, 1), round(predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192) / t, 2)
+    (111.8, 4.5)
+    """
+    m = _positive_int("rows", rows)
+    n = _positive_int("cols", cols)
+    if not (math.isfinite(peak_bytes_per_s) and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    half = m * n * ELEMENT_BYTES
+    eta_w = predicted_efficiency(write_stride, ELEMENT_BYTES)
+    return half / peak_bytes_per_s + half / (eta_w * peak_bytes_per_s)
 
 
 def _kernels():
