@@ -187,3 +187,51 @@ def test_performance_is_not_graded_on_a_cpu():
 
 def test_cpu_tier_predictions_use_cache_lines():
     assert math.isclose(lab.predicted_efficiency(16, 4, segment_bytes=64), 1 / 16)
+
+
+# --- the page, with and without a reference file -------------------------------------------------
+
+def _run_page_cells(monkeypatch, ref_dir, result):
+    """Execute the page's code cells in-process (all but the grading ones), collecting glue."""
+    import re
+    from pathlib import Path
+
+    import jupytext
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: glued.__setitem__(key, value))
+    monkeypatch.setattr(core, "REFERENCE_DIR", ref_dir)
+    monkeypatch.setattr(lab, "run", lambda device=None: result)
+    page = Path(__file__).resolve().parents[2] / "labs" / "memory-access.md"
+    ns: dict = {}
+    for cell in jupytext.read(page).cells:
+        src = cell.source
+        if cell.cell_type != "code" or src.startswith("# Exercise") or "transpose_tile_kernel" in src:
+            continue
+        exec(compile(src, str(page), "exec"), ns)
+    keys = set(re.findall(r"\{glue:text\}`(labmem_\w+)", page.read_text()))
+    return glued, keys
+
+
+def test_page_glues_every_key_without_a_reference(result_file, monkeypatch, tmp_path):
+    result = core.load_result(result_file)
+    glued, keys = _run_page_cells(monkeypatch, tmp_path, result)
+    assert keys <= set(glued), sorted(keys - set(glued))
+    assert glued["labmem_ref_r8_pct"] == "(not measured yet)"
+
+
+def test_page_reads_a_reference_file_when_there_is_one(result_file, monkeypatch, tmp_path):
+    (tmp_path / result_file.name).write_text(result_file.read_text())
+    result = core.load_result(result_file)
+    glued, keys = _run_page_cells(monkeypatch, tmp_path, result)
+    assert keys <= set(glued), sorted(keys - set(glued))
+    ratios = lab.stride_ratios(result)
+    assert glued["labmem_ref_r8_pct"] == f"{100 * ratios[8]:.3g}"
+    assert glued["labmem_ref_s8_side"] in ("above", "below")
+    # a CPU result has no Triton timings and no bank-conflict measurement: those stay pending
+    assert glued["labmem_ref_triton_tiled_pct"] == "(not measured yet)"
+    assert "Not measured on the H200" in glued["labmem_ref_bank_note"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ..labs.memory_access import ELEMENT_BYTES, SECTOR_BYTES, WARP_SIZE, predicted_efficiency
 from .style import new_figure
@@ -113,6 +114,8 @@ def stride_figure(panels: Mapping[str, Mapping[str, Sequence[float]]], *, title:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(s, [str(v) for v in s])
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("stride (elements)")
         ax.set_ylabel("useful bandwidth (GB/s)")
         ax.set_title(name, fontsize=10.5)
