@@ -313,9 +313,7 @@ def transposes(device: str, budget_s: float) -> dict:
 
 
 _CUDA_SOURCE = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
 
 // The 32 x 32 shared-memory transpose of NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
 // (blocks of 32 x 8 threads, each thread moving four elements). PAD = 0: a warp reading a
@@ -337,22 +335,34 @@ __global__ void transpose_smem_kernel(const float* __restrict__ x, float* __rest
   }
 }
 
-torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad) {
+// Launch on the given stream; returns the launch's cudaError_t (0: success).
+int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream) {
+  dim3 block(32, 8), grid((N + 31) / 32, (M + 31) / 32);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (pad == 0)
+    transpose_smem_kernel<0><<<grid, block, 0, s>>>(x, y, M, N);
+  else
+    transpose_smem_kernel<1><<<grid, block, 0, s>>>(x, y, M, N);
+  return static_cast<int>(cudaGetLastError());
+}
+"""
+# The torch side is plain C++ (no CUDA headers), so only the binding pays for torch's headers.
+_CPP_SOURCE = r"""
+#include <torch/extension.h>
+
+int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream);
+
+torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad, int64_t stream) {
   TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32);
   TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.scalar_type() == torch::kFloat32);
   const int M = x.size(0), N = x.size(1);
-  TORCH_CHECK(y.size(0) == N && y.size(1) == M);
-  dim3 block(32, 8), grid((N + 31) / 32, (M + 31) / 32);
-  auto stream = at::cuda::getCurrentCUDAStream();
-  if (pad == 0)
-    transpose_smem_kernel<0><<<grid, block, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), M, N);
-  else
-    transpose_smem_kernel<1><<<grid, block, 0, stream>>>(x.data_ptr<float>(), y.data_ptr<float>(), M, N);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  TORCH_CHECK(y.size(0) == N && y.size(1) == M, "y must be N x M");
+  const int err = launch_transpose_smem(x.data_ptr<float>(), y.data_ptr<float>(), M, N,
+                                        static_cast<int>(pad), reinterpret_cast<void*>(stream));
+  TORCH_CHECK(err == 0, "kernel launch failed with cudaError ", err);
   return y;
 }
 """
-_CPP_DECL = "torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad);"
 
 
 def _cuda_compiler() -> tuple[str | None, str]:
@@ -383,11 +393,15 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
     import torch
 
     try:
+        import time
+
         from torch.utils.cpp_extension import load_inline
 
-        mod = load_inline(name="labmem_transpose_smem", cpp_sources=_CPP_DECL,
+        t0 = time.perf_counter()
+        mod = load_inline(name="labmem_transpose_smem", cpp_sources=_CPP_SOURCE,
                           cuda_sources=_CUDA_SOURCE, functions=["transpose_smem"],
                           extra_cuda_cflags=["-O3"], verbose=False)
+        build_s = time.perf_counter() - t0
     except Exception as exc:  # a compiler that fails is reported, not fatal
         msg = " ".join(str(exc).split())[:300]
         return {"available": False, "reason": f"building the CUDA C kernels failed: "
@@ -397,7 +411,8 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
     y = torch.empty((n, m), dtype=torch.float32, device=device)
     want = x.t().contiguous()
     moved = 2.0 * m * n * ELEMENT_BYTES
-    out = {"available": True, "nvcc": nvcc, "shape": [m, n], "bytes_moved": moved, **base}
+    out = {"available": True, "nvcc": nvcc, "build_s": build_s, "shape": [m, n],
+           "bytes_moved": moved, **base}
     for pad in progress([0, 1], desc="bank conflicts"):
         y.fill_(float("nan"))
 
@@ -405,7 +420,8 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
             if not torch.equal(res, want):
                 raise AssertionError(f"shared-memory transpose (pad {pad}) differs from torch")
 
-        r = bench(lambda: mod.transpose_smem(x, y, pad), device=device, name=f"pad {pad}",
+        stream = torch.cuda.current_stream().cuda_stream  # the stream bench records events on
+        r = bench(lambda: mod.transpose_smem(x, y, pad, stream), device=device, name=f"pad {pad}",
                   budget_s=budget_s, check=check, env=False)
         out[f"pad{pad}"] = {"bytes_per_s": moved / r.median_s, "bench": summarize(r)}
     return out
