@@ -1,0 +1,613 @@
+"""Lab runner: memory access patterns (strided reads, naive and tiled transposes, bank conflicts).
+
+Three measurements, each beside the sector model's prediction:
+
+* ``strided_read``: a sum of ``n`` float32 elements that lie ``stride`` elements apart in a
+  large buffer, for strides 1, 2, 4, ... 64. The useful traffic is ``4 n`` bytes at every
+  stride; the memory system fetches whole 32-byte sectors (64-byte cache lines on a CPU), so
+  the *effective* bandwidth (useful bytes per second) should fall with the coalescing
+  efficiency :func:`predicted_efficiency`. On a GPU the sum is a Triton kernel
+  (:func:`helpers.labs.kernels.memory_access.strided_sum_kernel`); on a CPU it is torch's sum
+  over a strided view, the CPU analogue with 64-byte lines.
+* ``transpose``: an ``M x N`` float32 matrix transposed by torch (``x.t().contiguous()``), by a
+  naive Triton kernel (coalesced reads, writes ``M`` elements apart) and by a tiled Triton
+  kernel (``tl.trans`` of a 2-D tile: both sides coalesced), beside a plain copy of the same
+  bytes. On a CPU only torch's transpose and copy are timed; the Triton kernels are checked
+  through Triton's interpreter at a tiny size.
+* ``bank_conflicts``: a CUDA C 32 x 32 shared-memory transpose with ``tile[32][32]`` (every
+  thread of a warp reading a column hits one bank) and ``tile[32][33]`` (one padding word: no
+  conflict), built at run time with ``torch.utils.cpp_extension.load_inline`` when a CUDA
+  compiler is usable; otherwise recorded as unavailable with the reason.
+
+Every timed kernel is checked against a reference before it is timed, on random (never
+all-zero) inputs. Run on a GPU machine as ``python -m helpers.labs.memory_access --out DIR``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from typing import Any, Callable
+
+from helpers import specs
+from helpers.bench import bench, has_cuda, pick
+from helpers.labs.core import (lab_device, load_reference, new_result, progress, run_cli,
+                               summarize)
+from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.models import memory_access as mam
+
+__all__ = ["LAB", "STRIDES", "ELEMENT_BYTES", "SECTOR_BYTES", "CPU_LINE_BYTES", "WARP_SIZE",
+           "predicted_efficiency", "predicted_conflict_degree", "predicted_strided_bytes_per_s",
+           "predicted_transpose_time_s", "strided_panel", "stride_ratios", "transpose_rates",
+           "comparison_table", "check_kernels", "strided_read",
+           "transposes", "bank_conflicts", "run", "reference_or_none", "grade_transpose",
+           "grade_transpose_performance", "GRADE_SHAPE", "main"]
+
+LAB = "memory_access"
+#: Strides (elements) of the strided read.
+STRIDES = (1, 2, 4, 8, 16, 32, 64)
+#: Bytes of one float32 element.
+ELEMENT_BYTES = 4
+#: Bytes of one sector, the unit in which a GPU fetches global memory.
+SECTOR_BYTES = 32
+#: Bytes of one CPU cache line (x86-64 and most Arm server cores).
+CPU_LINE_BYTES = 64
+#: Threads per warp.
+WARP_SIZE = 32
+#: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
+#: multiple of the tile, so a kernel with a missing or swapped mask leaves elements unwritten.
+GRADE_SHAPE = {"cpu": (45, 77), "gpu": (1023, 2049)}
+
+
+def _positive_int(name: str, value, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def predicted_efficiency(stride: int, element_bytes: int, *,
+                         segment_bytes: int = SECTOR_BYTES) -> float:
+    r"""Coalescing efficiency of a warp reading 32 elements ``stride`` apart (dimensionless).
+
+    .. math:: \eta(s) = \frac{32\,b}{N_{seg}\,S}, \qquad
+              N_{seg} = \min\!\left(32, \left\lceil \frac{31\,s\,b + b}{S} \right\rceil\right)
+
+    for an aligned warp whose elements do not straddle a segment (``b`` divides ``S``).
+
+    Parameters
+    ----------
+    stride : int
+        :math:`s`, elements between neighbouring threads' addresses (>= 1).
+    element_bytes : int
+        :math:`b`, bytes per element (a divisor of ``segment_bytes``).
+    segment_bytes : int
+        :math:`S`: 32 for a GPU sector, 64 for a CPU cache line.
+
+    Returns
+    -------
+    float
+        Useful bytes over bytes fetched, in (0, 1].
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory", "Strided
+    Accesses".
+
+    Examples
+    --------
+    >>> [predicted_efficiency(s, 4) for s in (1, 2, 8, 32)]
+    [1.0, 0.5, 0.125, 0.125]
+    >>> predicted_efficiency(32, 4, segment_bytes=64)
+    0.0625
+    """
+    s = _positive_int("stride", stride)
+    b = _positive_int("element_bytes", element_bytes)
+    seg = _positive_int("segment_bytes", segment_bytes)
+    if seg % b:
+        raise ValueError(f"element_bytes must divide segment_bytes={seg}, got {b}")
+    return mam.strided_efficiency(stride_elements=s, bytes_per_element=b, segment_bytes=seg)
+
+
+def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
+    r"""Passes a warp needs to read one column of a row-major ``tile_dim`` x (``tile_dim`` + pad)
+    tile of 4-byte words from 32 shared-memory banks (count).
+
+    .. math:: D = \gcd(\text{tile\_dim} + \text{pad},\ 32)
+
+    >>> predicted_conflict_degree(32), predicted_conflict_degree(32, 1)
+    (32, 1)
+    """
+    d = _positive_int("tile_dim", tile_dim)
+    pad = _positive_int("padding_words", padding_words, minimum=0)
+    return mam.tile_column_conflict_degree(d, padding_words=pad)
+
+
+def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
+                                  segment_bytes: int = SECTOR_BYTES) -> list[float]:
+    r"""Effective (useful) bandwidth of the strided read at each stride (bytes/s).
+
+    .. math:: B_{\text{eff}}(s) = \eta(s)\, B
+
+    with :math:`\eta` from :func:`predicted_efficiency` for float32 elements and :math:`B` the
+    bandwidth of unit-stride reads: the datasheet's HBM bandwidth for the prediction, or a
+    measured stride-1 bandwidth to compare shapes on another machine.
+
+    >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
+    [4.8, 2.4, 0.6]
+    """
+    if not (isinstance(peak_bytes_per_s, (int, float)) and math.isfinite(peak_bytes_per_s)
+            and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    return [predicted_efficiency(s, ELEMENT_BYTES, segment_bytes=segment_bytes) * peak_bytes_per_s
+            for s in strides]
+
+
+def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
+                               write_stride: int = 1) -> float:
+    r"""Lower bound on the time of an ``rows x cols`` float32 transpose (seconds).
+
+    .. math:: T \ge \frac{Q/2}{B} + \frac{Q/2}{\eta_w\,B}, \qquad Q = 2\,M N b
+
+    Reads are coalesced; writes at stride ``write_stride`` elements have efficiency
+    :math:`\eta_w` (:func:`predicted_efficiency`). A tiled transpose writes at stride 1
+    (:math:`T \ge Q/B`, a copy's time); the naive one writes down columns, ``rows`` apart.
+
+    >>> t = predicted_transpose_time_s(8192, 8192, 4.8e12)
+    >>> round(t * 1e6, 1), round(predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192) / t, 2)
+    (111.8, 4.5)
+    """
+    m = _positive_int("rows", rows)
+    n = _positive_int("cols", cols)
+    if not (math.isfinite(peak_bytes_per_s) and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    half = m * n * ELEMENT_BYTES
+    eta_w = predicted_efficiency(write_stride, ELEMENT_BYTES)
+    return half / peak_bytes_per_s + half / (eta_w * peak_bytes_per_s)
+
+
+def _kernels():
+    from helpers.labs.kernels import memory_access as k  # sets TRITON_INTERPRET on a CPU
+
+    return k
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def _rand(shape, device: str, gen):
+    """Uniform floats in [0.5, 1.5): random, never zero, on ``device``."""
+    import torch
+
+    if device.startswith("cuda"):
+        x = torch.rand(shape, device=device, dtype=torch.float32)
+    else:
+        x = torch.rand(shape, generator=gen, dtype=torch.float32)
+    return x.add_(0.5)  # in place: the strided read's buffer is large
+
+
+def check_kernels(device: str) -> dict:
+    """Check the lab's Triton kernels against torch at a tiny size; raise if one is wrong.
+
+    On a CPU this runs through Triton's interpreter, which is why the sizes are tiny.
+    Returns what was checked.
+    """
+    import torch
+
+    k = _kernels()
+    gen = torch.Generator().manual_seed(1)
+    x = torch.rand(4096, generator=gen).to(device) + 0.5
+    for stride in (1, 3, 32):
+        n = 4096 // stride
+        got = float(k.strided_sum(x, n, stride, block=256).double().sum())
+        want = float(x[: (n - 1) * stride + 1: stride].double().sum())
+        if not math.isclose(got, want, rel_tol=1e-5):
+            raise AssertionError(f"strided_sum at stride {stride}: {got} != {want}")
+    a = torch.rand(37, 53, generator=gen).to(device) + 0.5
+    want = a.t().contiguous()
+    naive = k.transpose_naive(a, block=16)
+    tiled = k.transpose_tiled(a, block_m=16, block_n=16)
+    _sync(device)
+    for name, got in (("transpose_naive", naive), ("transpose_tiled", tiled)):
+        if not torch.equal(got, want):
+            raise AssertionError(f"{name} disagrees with torch on a 37 x 53 matrix")
+    return {"strided_sum_strides": [1, 3, 32], "transpose_shape": [37, 53],
+            "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
+
+
+def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
+    """Time the strided sum at each stride; useful bytes per second beside the prediction."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    n = pick(small=1 << 18, full=1 << 25)
+    seg = SECTOR_BYTES if cuda else CPU_LINE_BYTES
+    threads = torch.get_num_threads()
+    if not cuda:  # one core: the cache lines of one core, and no thread-pool overhead
+        torch.set_num_threads(1)
+    try:
+        return _strided_rows(device, budget_s, strides, n, seg)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _strided_rows(device: str, budget_s: float, strides, n: int, seg: int) -> dict:
+    import torch
+
+    cuda = device.startswith("cuda")
+    gen = torch.Generator().manual_seed(2)
+    x = _rand(n * max(strides), device, gen)
+    k = _kernels() if cuda else None
+    partial = (torch.empty(-(-n // k.STRIDED_BLOCK), dtype=torch.float32, device=device)
+               if cuda else None)
+    rows = []
+    for s in progress(list(strides), desc="strided read"):
+        view = x[: (n - 1) * s + 1: s]
+        want = float(view.double().sum())
+        if cuda:
+            def fn(s=s):
+                return k.strided_sum(x, n, s, partial)
+        else:
+            def fn(view=view):
+                return view.sum()
+
+        def check(out, want=want, s=s):
+            got = float(out.double().sum())
+            if not math.isclose(got, want, rel_tol=1e-5):
+                raise AssertionError(f"strided read at stride {s}: sum {got}, expected {want}")
+
+        r = bench(fn, device=device, name=f"stride {s}", budget_s=budget_s, flush_cache=True,
+                  check=check, env=False)
+        useful = float(n * ELEMENT_BYTES)
+        rows.append({"stride": s, "useful_bytes": useful,
+                     "useful_bytes_per_s": useful / r.median_s,
+                     "predicted_efficiency": predicted_efficiency(s, ELEMENT_BYTES,
+                                                                  segment_bytes=seg),
+                     "bench": summarize(r)})
+    del x
+    return {"n_elements": n, "element_bytes": ELEMENT_BYTES, "segment_bytes": seg,
+            "kernel": "triton strided_sum_kernel" if cuda else "torch sum of a strided view (CPU)",
+            "rows": rows}
+
+
+def transposes(device: str, budget_s: float) -> dict:
+    """Time torch's transpose, a copy and (on a GPU) the naive and tiled Triton transposes."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    m, n = pick(small=(512, 768), full=(8192, 8192))
+    gen = torch.Generator().manual_seed(3)
+    x = _rand((m, n), device, gen)
+    y = torch.empty((n, m), dtype=torch.float32, device=device)
+    flat = torch.empty_like(x)
+    want = x.t().contiguous()
+    ops: dict[str, Callable[[], Any]] = {
+        "copy": lambda: flat.copy_(x),
+        "torch": lambda: x.t().contiguous(),
+    }
+    if cuda:
+        k = _kernels()
+        ops["triton_naive"] = lambda: k.transpose_naive(x, y)
+        ops["triton_tiled"] = lambda: k.transpose_tiled(x, y)
+    moved = 2.0 * m * n * ELEMENT_BYTES
+    out = {"shape": [m, n], "bytes_moved": moved, "ops": {}}
+    for name, fn in progress(list(ops.items()), desc="transpose"):
+        ref = x if name == "copy" else want
+
+        def check(res, ref=ref, name=name):
+            if not torch.equal(res, ref):
+                raise AssertionError(f"{name} result differs from the reference")
+
+        if name != "copy":
+            y.fill_(float("nan"))  # poisoned: an element the kernel skips stays NaN
+        r = bench(fn, device=device, name=name, budget_s=budget_s, check=check, env=False)
+        out["ops"][name] = {"bytes_per_s": moved / r.median_s, "bench": summarize(r)}
+    return out
+
+
+_CUDA_SOURCE = r"""
+#include <cuda_runtime.h>
+
+// The 32 x 32 shared-memory transpose of NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
+// (blocks of 32 x 8 threads, each thread moving four elements). PAD = 0: a warp reading a
+// column of the tile hits one bank 32 times; PAD = 1: the row pitch is 33 words, no conflict.
+template <int PAD>
+__global__ void transpose_smem_kernel(const float* __restrict__ x, float* __restrict__ y,
+                                      int M, int N) {
+  __shared__ float tile[32][32 + PAD];
+  const int col0 = blockIdx.x * 32, row0 = blockIdx.y * 32;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int j = 0; j < 32; j += 8) {
+    const int r = row0 + ty + j, c = col0 + tx;
+    if (r < M && c < N) tile[ty + j][tx] = x[(long long)r * N + c];
+  }
+  __syncthreads();
+  for (int j = 0; j < 32; j += 8) {
+    const int r = col0 + ty + j, c = row0 + tx;  // y is N x M
+    if (r < N && c < M) y[(long long)r * M + c] = tile[tx][ty + j];
+  }
+}
+
+// Launch on the given stream; returns the launch's cudaError_t (0: success).
+int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream) {
+  dim3 block(32, 8), grid((N + 31) / 32, (M + 31) / 32);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (pad == 0)
+    transpose_smem_kernel<0><<<grid, block, 0, s>>>(x, y, M, N);
+  else
+    transpose_smem_kernel<1><<<grid, block, 0, s>>>(x, y, M, N);
+  return static_cast<int>(cudaGetLastError());
+}
+"""
+# The torch side is plain C++ (no CUDA headers), so only the binding pays for torch's headers.
+_CPP_SOURCE = r"""
+#include <torch/extension.h>
+
+int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream);
+
+torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad, int64_t stream) {
+  TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32);
+  TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.scalar_type() == torch::kFloat32);
+  const int M = x.size(0), N = x.size(1);
+  TORCH_CHECK(y.size(0) == N && y.size(1) == M, "y must be N x M");
+  const int err = launch_transpose_smem(x.data_ptr<float>(), y.data_ptr<float>(), M, N,
+                                        static_cast<int>(pad), reinterpret_cast<void*>(stream));
+  TORCH_CHECK(err == 0, "kernel launch failed with cudaError ", err);
+  return y;
+}
+"""
+
+
+def _cuda_compiler() -> tuple[str | None, str]:
+    """The path of ``nvcc`` if one is usable, else None and the reason."""
+    try:
+        from torch.utils import cpp_extension
+    except Exception as exc:  # pragma: no cover - torch is a dependency
+        return None, f"torch.utils.cpp_extension unavailable ({exc})"
+    home = cpp_extension.CUDA_HOME
+    nvcc = os.path.join(home, "bin", "nvcc") if home else shutil.which("nvcc")
+    if not nvcc or not os.path.exists(nvcc):
+        return None, "no CUDA C compiler (nvcc) found: CUDA_HOME is unset and nvcc is not on PATH"
+    if not cpp_extension.is_ninja_available():
+        return None, "torch.utils.cpp_extension.load_inline needs ninja, which is not installed"
+    return nvcc, ""
+
+
+def bank_conflicts(device: str, budget_s: float) -> dict:
+    """Time the padded and unpadded shared-memory transposes, if CUDA C can be compiled here."""
+    predicted = {"pad0": predicted_conflict_degree(32, 0), "pad1": predicted_conflict_degree(32, 1)}
+    base = {"predicted_conflict_degree": predicted, "tile": [32, 32]}
+    if not device.startswith("cuda"):
+        return {"available": False, "reason": "no CUDA GPU: the CPU tier has no shared memory "
+                "banks to measure", **base}
+    nvcc, reason = _cuda_compiler()
+    if nvcc is None:
+        return {"available": False, "reason": reason, **base}
+    import torch
+
+    try:
+        import time
+
+        from torch.utils.cpp_extension import load_inline
+
+        t0 = time.perf_counter()
+        mod = load_inline(name="labmem_transpose_smem", cpp_sources=_CPP_SOURCE,
+                          cuda_sources=_CUDA_SOURCE, functions=["transpose_smem"],
+                          extra_cuda_cflags=["-O3"], verbose=False)
+        build_s = time.perf_counter() - t0
+    except Exception as exc:  # a compiler that fails is reported, not fatal
+        msg = " ".join(str(exc).split())[:300]
+        return {"available": False, "reason": f"building the CUDA C kernels failed: "
+                f"{type(exc).__name__}: {msg}", **base}
+    m, n = pick(small=(1024, 1024), full=(8192, 8192))
+    x = _rand((m, n), device, None)
+    y = torch.empty((n, m), dtype=torch.float32, device=device)
+    want = x.t().contiguous()
+    moved = 2.0 * m * n * ELEMENT_BYTES
+    out = {"available": True, "nvcc": nvcc, "build_s": build_s, "shape": [m, n],
+           "bytes_moved": moved, **base}
+    for pad in progress([0, 1], desc="bank conflicts"):
+        y.fill_(float("nan"))
+
+        def check(res):
+            if not torch.equal(res, want):
+                raise AssertionError(f"shared-memory transpose (pad {pad}) differs from torch")
+
+        stream = torch.cuda.current_stream().cuda_stream  # the stream bench records events on
+        r = bench(lambda: mod.transpose_smem(x, y, pad, stream), device=device, name=f"pad {pad}",
+                  budget_s=budget_s, check=check, env=False)
+        out[f"pad{pad}"] = {"bytes_per_s": moved / r.median_s, "bench": summarize(r)}
+    return out
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    device = device or lab_device()
+    budget = pick(small=0.1, full=0.3)
+    result = new_result(LAB, device, strides=list(STRIDES), budget_s=budget,
+                        element_bytes=ELEMENT_BYTES, flush_cache_strided=True)
+    m = result["measurements"]
+    m["kernels_checked"] = check_kernels(device)
+    m["strided_read"] = strided_read(device, budget)
+    m["transpose"] = transposes(device, budget)
+    m["bank_conflicts"] = bank_conflicts(device, budget)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result of this lab, or None while it has not been measured."""
+    try:
+        return load_reference(LAB)
+    except FileNotFoundError:
+        return None
+
+
+def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
+    """Strides, measured useful bandwidth and the model's, from a result (for the stride plot).
+
+    The model is :func:`predicted_strided_bytes_per_s` with ``peak_bytes_per_s`` (the
+    datasheet's HBM bandwidth for the H200), or, when it is None, the result's own stride-1
+    bandwidth, which compares the *shape* of the curve on a machine without a datasheet figure.
+    """
+    sr = result["measurements"]["strided_read"]
+    strides = [row["stride"] for row in sr["rows"]]
+    measured = [row["useful_bytes_per_s"] for row in sr["rows"]]
+    peak = measured[strides.index(1)] if peak_bytes_per_s is None else peak_bytes_per_s
+    return {"strides": strides, "measured": measured,
+            "model": predicted_strided_bytes_per_s(strides, peak,
+                                                   segment_bytes=sr["segment_bytes"])}
+
+
+def stride_ratios(result: dict) -> dict[int, float]:
+    """Each stride's useful bandwidth over the stride-1 bandwidth (the measured efficiency)."""
+    rows = result["measurements"]["strided_read"]["rows"]
+    base = next(r["useful_bytes_per_s"] for r in rows if r["stride"] == 1)
+    return {r["stride"]: r["useful_bytes_per_s"] / base for r in rows}
+
+
+def transpose_rates(result: dict) -> dict[str, float]:
+    """Bytes moved per second of each transpose (and the copy) in a result."""
+    return {name: op["bytes_per_s"] for name, op in result["measurements"]["transpose"]["ops"].items()}
+
+
+def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: float):
+    """The lab's table: model | H200 | error | yours (yours only from a GPU run)."""
+    from helpers.labs.report import Row, Table
+
+    gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
+    rows = []
+    for s in (1, 2, 8, 32):
+        model = predicted_efficiency(s, ELEMENT_BYTES) * peak_bytes_per_s
+
+        def bw(res, s=s):
+            if res is None:
+                return None
+            return next((r["useful_bytes_per_s"] for r in
+                         res["measurements"]["strided_read"]["rows"] if r["stride"] == s), None)
+        rows.append(Row(f"strided read, stride {s}", "TB/s", 1e12, model=model, h200=bw(ref),
+                        yours=bw(gpu_mine)))
+    m, n = (ref or gpu_mine or {"measurements": {"transpose": {"shape": [8192, 8192]}}})[
+        "measurements"]["transpose"]["shape"]
+    bounds = {"copy": 1, "torch": 1, "triton_tiled": 1, "triton_naive": m}
+    for op, write_stride in bounds.items():
+        q = 2.0 * m * n * ELEMENT_BYTES
+        model = q / predicted_transpose_time_s(m, n, peak_bytes_per_s, write_stride=write_stride)
+
+        def rate(res, op=op):
+            if res is None:
+                return None
+            return res["measurements"]["transpose"]["ops"].get(op, {}).get("bytes_per_s")
+        rows.append(Row(f"{op.replace('_', ' ')} ({m} x {n})", "TB/s", 1e12, model=model,
+                        h200=rate(ref), yours=rate(gpu_mine)))
+    return Table("Memory access: model vs measured", rows,
+                 yours_label="yours (GPU)" if gpu_mine is not None else None)
+
+
+def _grading_buffers(shape: tuple[int, int], device: str):
+    """``make_inputs`` and ``make_output`` for the grader, with guard regions.
+
+    Each tensor is a view at the start of a larger buffer: a kernel that reads or writes past
+    the end of its matrix (a missing mask) touches the guard, inside the allocation, instead of
+    crashing the interpreter or the GPU. The input's guard holds NaN, so values read out of
+    bounds and stored show up as NaN; the output's guard is checked after the run.
+    """
+    import torch
+
+    m, n = shape
+    guard = 64 * (max(m, n) + 64)
+    state: dict = {}
+
+    def make_inputs(gen):
+        buf = torch.full((m * n + guard,), float("nan"), dtype=torch.float32)
+        buf[: m * n] = torch.rand(m * n, generator=gen) + 0.5
+        buf = buf.to(device)
+        return (buf[: m * n].view(m, n),)
+
+    def make_output(x):
+        buf = torch.empty(n * m + guard, dtype=torch.float32, device=device)
+        state["out"] = buf
+        return buf[: n * m].view(n, m)
+
+    def guard_check() -> None:
+        tail = state["out"][n * m:]
+        tail_nan = torch.isnan(tail)
+        if not bool(tail_nan.all()):
+            raise IndexError(f"the kernel wrote {int((~tail_nan).sum())} elements past the end "
+                             "of the output (a store is missing part of its mask)")
+
+    return make_inputs, make_output, state, guard_check
+
+
+def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdict:
+    """Grade a reader's tiled transpose ``kernel`` for correctness.
+
+    ``kernel`` has the signature of ``transpose_tiled_kernel``: ``(x_ptr, y_ptr, M, N,
+    BLOCK_M, BLOCK_N)``, for a contiguous ``M x N`` input and ``N x M`` output; it is launched
+    on a grid of ``cdiv(M, 32) x cdiv(N, 32)`` tiles. Fresh random inputs, a NaN-poisoned
+    output, a float64 reference, on a shape that is neither square nor a multiple of the tile,
+    and a check that nothing is written past the end of the output.
+    """
+    device = device or lab_device()
+    k = _kernels()
+    shape = GRADE_SHAPE["gpu" if device.startswith("cuda") else "cpu"]
+    make_inputs, make_output, state, guard_check = _grading_buffers(shape, device)
+
+    def candidate(x, out):
+        state["out"][out.numel():].fill_(float("nan"))
+        k.transpose_with(kernel, x, out)
+        _sync(device)
+        guard_check()
+
+    return check_outputs(candidate, lambda x: x.t().contiguous(), make_inputs,
+                         name="tiled transpose", trials=trials, make_output=make_output,
+                         device=device)
+
+
+def grade_transpose_performance(kernel, device: str | None = None) -> Verdict | None:
+    """On a GPU, grade the reader's kernel's time against a copy of the same bytes.
+
+    The bound is the model's: a transpose moves the bytes of a copy, so at best it takes a
+    copy's time (measured here, on the reader's GPU). PASS at half of that or better. None on
+    a CPU, where performance is not graded.
+    """
+    device = device or lab_device()
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    k = _kernels()
+    m, n = pick(small=(2048, 2048), full=(8192, 8192))
+    x = _rand((m, n), device, None)
+    y = torch.empty((n, m), dtype=torch.float32, device=device)
+    flat = torch.empty_like(x)
+    want = x.t().contiguous()
+
+    def check(res):
+        if not torch.equal(res, want):
+            raise AssertionError("the kernel's result differs from torch's transpose")
+
+    copy = bench(lambda: flat.copy_(x), device=device, name="copy", budget_s=0.3, env=False)
+    mine = bench(lambda: k.transpose_with(kernel, x, y), device=device, name="tiled transpose",
+                 budget_s=0.3, check=check, env=False)
+    ref = reference_or_none()
+    ref_s = None
+    if ref is not None and "triton_tiled" in ref["measurements"]["transpose"]["ops"]:
+        ref_ops = ref["measurements"]["transpose"]["ops"]
+        # the reference's tiled time, scaled to the reader's copy: the same fraction of a copy
+        ref_s = copy.median_s * (ref_ops["triton_tiled"]["bench"]["median_s"]
+                                 / ref_ops["copy"]["bench"]["median_s"])
+    return check_performance(mine.median_s, copy.median_s, name="tiled transpose speed",
+                             spread=max(mine.spread, copy.spread), min_fraction=0.5,
+                             reference_s=ref_s)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()

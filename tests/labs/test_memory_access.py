@@ -1,0 +1,237 @@
+"""The memory-access lab: its prediction functions, Triton kernels (interpreter), CPU run and grader."""
+
+import json
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers.labs import core
+from helpers.labs import memory_access as lab
+from helpers.labs.kernels import memory_access as kern
+
+triton = pytest.importorskip("triton")
+tl = triton.language
+
+
+# --- predictions ------------------------------------------------------------------------------
+
+def sectors_by_enumeration(stride, element_bytes, segment_bytes):
+    """Independent oracle: the set of segments that 32 threads' bytes fall into."""
+    touched = {(t * stride * element_bytes + byte) // segment_bytes
+               for t in range(32) for byte in range(element_bytes)}
+    return 32 * element_bytes / (len(touched) * segment_bytes)
+
+
+@given(st.integers(1, 300), st.sampled_from([1, 2, 4, 8]), st.sampled_from([32, 64, 128]))
+def test_efficiency_matches_byte_enumeration(stride, element_bytes, segment_bytes):
+    assert lab.predicted_efficiency(stride, element_bytes, segment_bytes=segment_bytes) == \
+        pytest.approx(sectors_by_enumeration(stride, element_bytes, segment_bytes))
+
+
+@given(st.integers(1, 200), st.sampled_from([1, 2, 4, 8]))
+def test_efficiency_never_rises_with_stride_and_floors_at_one_element_per_sector(stride, b):
+    e0 = lab.predicted_efficiency(stride, b)
+    e1 = lab.predicted_efficiency(stride + 1, b)
+    assert 0 < e1 <= e0 <= 1
+    assert e0 >= b / lab.SECTOR_BYTES  # every thread pays at most one whole sector
+    assert lab.predicted_efficiency(1, b) == 1.0
+
+
+def test_programming_guide_examples():
+    # CUDA C++ Best Practices Guide, "Strided Accesses": a stride of 2 gives 50% load efficiency;
+    # a unit stride of 4-byte words fills four 32-byte sectors exactly.
+    assert lab.predicted_efficiency(2, 4) == 0.5
+    assert lab.predicted_efficiency(1, 4) == 1.0
+    assert lab.predicted_efficiency(32, 4) == 4 / 32
+
+
+def test_conflict_degree_against_bank_enumeration_and_the_padding_trick():
+    for tile in (8, 16, 31, 32, 33, 64):
+        for pad in (0, 1, 2):
+            pitch = tile + pad
+            banks = [(t * pitch) % 32 for t in range(32)]  # a warp walking down one column
+            assert lab.predicted_conflict_degree(tile, pad) == max(banks.count(b) for b in banks)
+    # tile[32][32]: all 32 threads on one bank; tile[32][33]: none share one (Harris 2013)
+    assert lab.predicted_conflict_degree(32, 0) == 32
+    assert lab.predicted_conflict_degree(32, 1) == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda: lab.predicted_efficiency(0, 4),
+    lambda: lab.predicted_efficiency(1, 0),
+    lambda: lab.predicted_efficiency(1, 3),  # does not divide a sector
+    lambda: lab.predicted_efficiency(1.5, 4),
+    lambda: lab.predicted_efficiency(True, 4),
+    lambda: lab.predicted_conflict_degree(0),
+    lambda: lab.predicted_conflict_degree(32, -1),
+])
+def test_bad_arguments_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --- kernels, through the interpreter on a CPU ---------------------------------------------------
+
+def test_kernels_agree_with_torch():
+    checked = lab.check_kernels("cpu")
+    assert checked["interpreter"] is True
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 70), (33, 31), (64, 32)])
+def test_transposes_on_odd_shapes(shape):
+    x = torch.rand(shape) + 0.5
+    want = x.t().contiguous()
+    assert torch.equal(kern.transpose_tiled(x, block_m=16, block_n=16), want)
+    assert torch.equal(kern.transpose_naive(x, block=16), want)
+
+
+def test_strided_sum_of_known_values():
+    x = torch.arange(1, 1001, dtype=torch.float32)
+    part = kern.strided_sum(x, 100, 10, block=64)  # 1, 11, ..., 991
+    assert part.shape == (2,) and float(part.sum()) == sum(range(1, 1001, 10))
+
+
+def test_kernel_wrappers_reject_bad_shapes():
+    with pytest.raises(ValueError):
+        kern.strided_sum(torch.ones(10), 5, 3)  # index 12 is past the end
+    with pytest.raises(ValueError):
+        kern.transpose_tiled(torch.ones(4, 5), torch.empty(4, 5))
+    with pytest.raises(ValueError):
+        kern.transpose_naive(torch.ones(4, 5).t())  # not contiguous
+
+
+# --- the CPU run and its result file ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def result_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labmem")
+    return lab.main(["--out", str(out), "--device", "cpu", "--size", "small"]) or \
+        out / "memory_access.json"
+
+
+def test_cpu_run_writes_a_valid_result(result_file):
+    r = core.load_result(result_file)
+    assert r["lab"] == lab.LAB and r["tier"] == "cpu" and r["size_tier"] == "small"
+    m = r["measurements"]
+    rows = m["strided_read"]["rows"]
+    assert [row["stride"] for row in rows] == list(lab.STRIDES)
+    assert m["strided_read"]["segment_bytes"] == lab.CPU_LINE_BYTES
+    for row in rows:
+        assert row["bench"]["checked"] and row["useful_bytes_per_s"] > 0
+        assert row["predicted_efficiency"] == lab.predicted_efficiency(
+            row["stride"], 4, segment_bytes=64)
+    assert set(m["transpose"]["ops"]) == {"copy", "torch"}
+    assert all(op["bench"]["checked"] for op in m["transpose"]["ops"].values())
+    bank = m["bank_conflicts"]
+    assert bank["available"] is False and "CPU" in bank["reason"]
+    assert bank["predicted_conflict_degree"] == {"pad0": 32, "pad1": 1}
+    json.dumps(r, allow_nan=False)
+
+
+def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeypatch, tmp_path):
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    assert lab.reference_or_none() is None
+    (tmp_path / result_file.name).write_text(result_file.read_text())
+    ref = lab.reference_or_none()
+    assert ref is not None and ref["lab"] == lab.LAB
+
+
+# --- the grader -------------------------------------------------------------------------------
+
+@triton.jit
+def _rows_only(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < BLOCK_N * 1000)  # columns never masked
+    tile = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask)
+    tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(tile), mask=tl.trans(mask))
+
+
+@triton.jit
+def _swapped_bounds(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask)
+    out_mask = (rn[:, None] < M) & (rm[None, :] < N)  # M and N swapped
+    tl.store(y_ptr + rn[:, None] * M + rm[None, :], tl.trans(tile), mask=out_mask)
+
+
+def test_grader_passes_the_reference_kernel():
+    v = lab.grade_transpose(kern.transpose_tiled_kernel, "cpu")
+    assert v.passed, str(v)
+    assert str(v) == "PASS tiled transpose: matches a float64 reference on 3 fresh random inputs"
+
+
+def test_grader_catches_a_store_past_the_end():
+    v = lab.grade_transpose(_rows_only, "cpu", trials=1)
+    assert v.status == "FAIL" and "past the end of the output" in str(v)
+
+
+def test_grader_catches_swapped_bounds_by_poisoning():
+    v = lab.grade_transpose(_swapped_bounds, "cpu", trials=1)
+    assert v.status == "FAIL" and ("still NaN" in str(v) or "wrong values" in str(v))
+
+
+def test_grade_shape_is_neither_square_nor_a_multiple_of_the_tile():
+    for m, n in lab.GRADE_SHAPE.values():
+        assert m != n and m % kern.TILE and n % kern.TILE
+
+
+def test_performance_is_not_graded_on_a_cpu():
+    assert lab.grade_transpose_performance(kern.transpose_tiled_kernel, "cpu") is None
+
+
+def test_cpu_tier_predictions_use_cache_lines():
+    assert math.isclose(lab.predicted_efficiency(16, 4, segment_bytes=64), 1 / 16)
+
+
+# --- the page, with and without a reference file -------------------------------------------------
+
+def _run_page_cells(monkeypatch, ref_dir, result):
+    """Execute the page's code cells in-process (all but the grading ones), collecting glue."""
+    import re
+    from pathlib import Path
+
+    import jupytext
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: glued.__setitem__(key, value))
+    monkeypatch.setattr(core, "REFERENCE_DIR", ref_dir)
+    monkeypatch.setattr(lab, "run", lambda device=None: result)
+    page = Path(__file__).resolve().parents[2] / "labs" / "memory-access.md"
+    ns: dict = {}
+    for cell in jupytext.read(page).cells:
+        src = cell.source
+        if cell.cell_type != "code" or src.startswith("# Exercise") or "transpose_tile_kernel" in src:
+            continue
+        exec(compile(src, str(page), "exec"), ns)
+    keys = set(re.findall(r"\{glue:text\}`(labmem_\w+)", page.read_text()))
+    return glued, keys
+
+
+def test_page_glues_every_key_without_a_reference(result_file, monkeypatch, tmp_path):
+    result = core.load_result(result_file)
+    glued, keys = _run_page_cells(monkeypatch, tmp_path, result)
+    assert keys <= set(glued), sorted(keys - set(glued))
+    assert glued["labmem_ref_r8_pct"] == "(not measured yet)"
+
+
+def test_page_reads_a_reference_file_when_there_is_one(result_file, monkeypatch, tmp_path):
+    (tmp_path / result_file.name).write_text(result_file.read_text())
+    result = core.load_result(result_file)
+    glued, keys = _run_page_cells(monkeypatch, tmp_path, result)
+    assert keys <= set(glued), sorted(keys - set(glued))
+    ratios = lab.stride_ratios(result)
+    assert glued["labmem_ref_r8_pct"] == f"{100 * ratios[8]:.3g}"
+    assert glued["labmem_ref_s8_side"] in ("above", "below")
+    # a CPU result has no Triton timings and no bank-conflict measurement: those stay pending
+    assert glued["labmem_ref_triton_tiled_pct"] == "(not measured yet)"
+    assert "Not measured on the H200" in glued["labmem_ref_bank_note"]
