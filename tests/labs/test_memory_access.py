@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from helpers.labs import core
 from helpers.labs import memory_access as lab
-from helpers.labs.kernels import memory_access as kern
+from helpers.kernels import memory_access as kern
 
 triton = pytest.importorskip("triton")
 tl = triton.language

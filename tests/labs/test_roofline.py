@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from helpers import specs
 from helpers.labs import core
 from helpers.labs import roofline as lab
-from helpers.labs.kernels import roofline as kern
+from helpers.kernels import roofline as kern
 from helpers.models import roofline
 
 H200 = specs.H200_SXM

@@ -7,7 +7,7 @@ Three measurements, each beside the sector model's prediction:
   stride; the memory system fetches whole 32-byte sectors (64-byte cache lines on a CPU), so
   the *effective* bandwidth (useful bytes per second) should fall with the coalescing
   efficiency :func:`predicted_efficiency`. On a GPU the sum is a Triton kernel
-  (:func:`helpers.labs.kernels.memory_access.strided_sum_kernel`); on a CPU it is torch's sum
+  (:func:`helpers.kernels.memory_access.strided_sum_kernel`); on a CPU it is torch's sum
   over a strided view, the CPU analogue with 64-byte lines.
 * ``transpose``: an ``M x N`` float32 matrix transposed by torch (``x.t().contiguous()``), by a
   naive Triton kernel (coalesced reads, writes ``M`` elements apart) and by a tiled Triton
@@ -167,7 +167,7 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
 
 
 def _kernels():
-    from helpers.labs.kernels import memory_access as k  # sets TRITON_INTERPRET on a CPU
+    from helpers.kernels import memory_access as k  # sets TRITON_INTERPRET on a CPU
 
     return k
 

@@ -3,7 +3,7 @@
 Three measurements place a machine on its roofline and test the model's predicted times:
 
 * **copy**: ``dst.copy_(src)`` (torch's own device-to-device copy) and the book's Triton copy
-  kernel (:func:`helpers.labs.kernels.roofline.triton_copy`) over a few buffer sizes, as bytes
+  kernel (:func:`helpers.kernels.roofline.triton_copy`) over a few buffer sizes, as bytes
   per second (read + written, the STREAM convention) and as a fraction of the datasheet's HBM
   bandwidth. On a GPU a few block sizes of the Triton kernel are tried first and the fastest
   kept (all are recorded). This is the memory roof.
@@ -139,7 +139,7 @@ def _matmul_precision(mode: str):
 def _triton_device(device: str) -> str:
     """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
     Triton compiles for its GPU (no interpreter) checks them on that GPU."""
-    from helpers.labs.kernels import roofline as kern
+    from helpers.kernels import roofline as kern
 
     return "cuda" if device == "cpu" and not kern.INTERPRETED else device
 
@@ -173,7 +173,7 @@ def measure_copy(device: str, gen) -> dict:
     """
     import torch
 
-    from helpers.labs.kernels import roofline as kern
+    from helpers.kernels import roofline as kern
 
     cuda = device.startswith("cuda")
     out: dict = {"sizes": [], "triton_configs": {}}
@@ -260,7 +260,7 @@ def measure_sweep(device: str, gen) -> dict:
     """The intensity sweep: ``k`` dependent FMAs per fp32 element; timed on a GPU only."""
     import torch
 
-    from helpers.labs.kernels import roofline as kern
+    from helpers.kernels import roofline as kern
 
     cuda = device.startswith("cuda")
     n = pick(small=3001, full=1 << 28) if cuda else 3001
@@ -616,7 +616,7 @@ def _grading_reference(device: str, gen) -> dict:
         return {}
     import torch
 
-    from helpers.labs.kernels import roofline as kern
+    from helpers.kernels import roofline as kern
 
     _, n = _grading_sizes()
     src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
