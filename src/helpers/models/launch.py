@@ -27,9 +27,13 @@ Symbols (notation page): :math:`n` ``n_kernels``, :math:`t_l` ``launch_s``, :mat
 
 References
 ----------
-NVIDIA, *CUDA C++ Programming Guide*, section "CUDA Graphs" (work submitted as a graph is
-defined once and launched many times, so the per-launch CPU overhead is paid once).
-Ngo, Gray et al. (2021), "Accelerating PyTorch with CUDA Graphs", PyTorch blog.
+NVIDIA, *CUDA C++ Programming Guide*, section "CUDA Graphs": work defined once as a graph is
+launched many times with one submission, so the per-kernel launch work is paid once.
+PyTorch, *CUDA semantics*, section "CUDA Graphs": capture with ``torch.cuda.graph`` after a
+warm-up on a side stream.
+CUDA.jl documentation, "Graphs": an RK4 integration of 10 steps (80 broadcast kernels) takes
+about 260 µs launched normally and 70 µs launched as a graph, with 3.5 µs of CPU time; the
+tests reproduce these three numbers from the model (``tests/models/test_launch.py``).
 """
 
 from __future__ import annotations
