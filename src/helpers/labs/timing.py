@@ -8,7 +8,11 @@ The same operation is timed four ways, and each way's answer is compared with th
 * ``host_sync``: ``perf_counter`` around the call and a ``synchronize``: the work plus the
   launch and synchronization latency, which dominates a short kernel;
 * ``events``: one pair of CUDA events around one call: the device's own time, single sample;
-* ``bench``: events, warm-up, many repetitions, median and confidence interval.
+* ``bench``: events, warm-up, many repetitions, median and confidence interval;
+* ``backlogged``: events again, but with the GPU kept busy by a sleeping kernel while the host
+  queues every repetition, so no event pair can include time the GPU spent waiting for the host
+  to launch the next kernel. For a kernel shorter than its launch this differs from ``bench``:
+  the difference is launch overhead, which the events of an idle GPU include.
 
 Four operations: a large matrix product (compute-bound), a large copy (memory-bound), a tiny
 elementwise add (launch-bound), and a copy that fits in the L2 cache timed with and without
@@ -28,18 +32,18 @@ import time
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, matches, pick
+from helpers.bench import CacheFlusher, bench, matches, pick
 from helpers.bench.timing import timer_resolution_s
 from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
 from helpers.models import roofline
 
-__all__ = ["LAB", "operations", "time_four_ways", "toy_asynchrony", "run", "grade_timer",
+__all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asynchrony", "run", "grade_timer",
            "predicted_times_s", "main"]
 
 LAB = "timing"
-METHODS = ("host_no_sync", "host_sync", "events", "bench")
+METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
 
 
 def _sync(device: str) -> None:
@@ -68,7 +72,7 @@ def operations(device: str) -> dict:
     dst = torch.empty_like(src)
     tiny_a = torch.randn(1024, generator=gen).to(device)
     tiny_b = torch.randn(1024, generator=gen).to(device)
-    l2_elems = pick(small=1 << 14, full=1 << 21)  # 64 KiB or 8 MiB of float32: fits in L2
+    l2_elems = pick(small=1 << 14, full=1 << 22)  # 64 KiB or 16 MiB of float32: src+dst fit in L2
     l2_src = torch.randn(l2_elems, generator=gen).to(device)
     l2_dst = torch.empty_like(l2_src)
     esize = 4.0
@@ -144,6 +148,36 @@ def time_four_ways(fn: Callable, device: str, n_reps: int = 30) -> dict:
     return out
 
 
+def backlogged_times_s(fn: Callable, n_reps: int, *, flush: Callable | None = None,
+                       backlog_s: float = 0.02) -> list[float]:
+    """Device time of ``n_reps`` calls of ``fn`` (CUDA), measured with the launch queue full.
+
+    A sleeping kernel (``torch.cuda._sleep``) of about ``backlog_s`` is queued first; while the
+    GPU sleeps, the host queues every repetition (``flush`` first, if given, then the start event,
+    the call, the end event). When the GPU wakes, the repetitions run back to back, so each event
+    pair brackets only the device's work. ``backlog_s`` must exceed the host's time to queue all
+    repetitions; the sleep is sized with a 2 GHz clock, so a slower clock only lengthens it.
+    """
+    import torch
+
+    if n_reps < 1:
+        raise ValueError(f"n_reps must be >= 1, got {n_reps}")
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n_reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n_reps)]
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(backlog_s * 2e9))
+    for i in range(n_reps):
+        if flush is not None:
+            flush()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    if ends[0].query():  # the first repetition must still be waiting behind the sleep
+        raise RuntimeError("the backlog drained before all repetitions were queued; raise backlog_s")
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) * 1e-3 for a, b in zip(starts, ends)]
+
+
 def toy_asynchrony(kernel_s: float = 0.02, n_reps: int = 5) -> dict:
     """The three host-side ways on the CPU's toy stream, for a kernel of known duration."""
     rows = []
@@ -175,21 +209,31 @@ def run(device: str | None = None) -> dict:
     ops = operations(device)
     m = result["measurements"]
     m["timer_resolution_s"] = timer_resolution_s()
+    cuda = device.startswith("cuda")
     for name, op in progress(list(ops.items()), desc="timing lab"):
+        _sync(device)
         t0 = time.perf_counter()
-        op["check"](op["fn"]())  # correctness first; also the cold (first) call
+        first = op["fn"]()  # the cold (first) call, timed apart
         _sync(device)
         cold_s = time.perf_counter() - t0
+        op["check"](first)  # correctness before any timing counts
+        del first
         careful = bench(op["fn"], device=device, name=name, budget_s=budget, env=False)
         ways = time_four_ways(op["fn"], device, n_reps=n_reps)
         entry = {"size": op["size"], "dtype": op["dtype"], "flop": op["flop"],
                  "bytes": op["bytes"], "cold_call_s": cold_s, **ways,
                  "bench": summarize(careful),
                  "warmup_samples_s": list(careful.warmup_samples_s[:50])}
+        if cuda:
+            entry["backlogged_s"] = statistics.median(backlogged_times_s(op["fn"], n_reps))
         if name == "l2_copy":
             flushed = bench(op["fn"], device=device, name=name + "_flushed", budget_s=budget,
                             flush_cache=True, env=False)
             entry["bench_flushed"] = summarize(flushed)
+            if cuda:
+                flusher = CacheFlusher(device)
+                entry["backlogged_flushed_s"] = statistics.median(
+                    backlogged_times_s(op["fn"], n_reps, flush=flusher, backlog_s=0.2))
         m[name] = entry
     m["setup_and_cold_calls_s"] = time.perf_counter() - first_call_started
     if not device.startswith("cuda"):

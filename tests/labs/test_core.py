@@ -1,0 +1,76 @@
+"""The lab framework: tiers, result files, provenance, the comparison table."""
+
+import json
+
+import pytest
+
+from helpers.labs import core, report
+
+
+def test_cpu_tier_is_announced_in_one_deterministic_line(monkeypatch, capsys):
+    monkeypatch.setenv("BOOK_FORCE_CPU", "1")
+    assert core.announce() == "cpu" and core.lab_device() == "cpu"
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "No CUDA GPU here" in out
+
+
+def test_result_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_SIZE", "small")
+    result = core.new_result("demo_lab", "cpu", budget_s=0.1)
+    result["measurements"]["x_s"] = 1.5
+    path = core.save_result(result, tmp_path)
+    assert path.name == "demo_lab.json"
+    back = core.load_result(path)
+    assert back["measurements"] == {"x_s": 1.5}
+    assert back["tier"] == "cpu" and back["size_tier"] == "small"
+    for key in ("device", "torch", "python", "date_utc", "usable_cores"):
+        assert key in back["provenance"]
+    assert "measured" in core.provenance_line(back)
+
+
+def test_commit_comes_from_book_commit_when_set(monkeypatch):
+    monkeypatch.setenv("BOOK_COMMIT", "abc123def456")
+    assert core.new_result("demo", "cpu")["provenance"]["commit"] == "abc123def456"
+
+
+def test_bad_results_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="snake_case"):
+        core.new_result("bad name!", "cpu")
+    with pytest.raises(ValueError, match="measurements"):
+        core.save_result({"lab": "x", "schema": 1, "provenance": {}}, tmp_path)
+    with pytest.raises(ValueError, match="allowed|NaN|nan|Out of range"):
+        core.save_result({"lab": "x", "schema": 1, "provenance": {},
+                          "measurements": {"v": float("nan")}}, tmp_path)
+    (tmp_path / "old.json").write_text(json.dumps({"schema": 0}))
+    with pytest.raises(ValueError, match="schema"):
+        core.load_result(tmp_path / "old.json")
+
+
+def test_missing_reference_names_the_command(monkeypatch, tmp_path):
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="python -m helpers.labs.nothing"):
+        core.load_reference("nothing")
+
+
+def test_every_shipped_reference_is_a_valid_gpu_result():
+    files = sorted(core.REFERENCE_DIR.glob("*.json"))
+    for path in files:
+        data = core.load_result(path)
+        assert data["lab"] == path.stem
+        assert data["tier"] == "gpu" and data["size_tier"] == "full"
+        assert "H200" in data["provenance"]["device_name"]
+        assert data["provenance"]["commit"], f"{path.name} does not name the measured commit"
+
+
+def test_table_text_and_html():
+    rows = [report.Row("copy", "TB/s", 1e12, model=4.8e12, h200=4.0e12, yours=2e10)]
+    t = report.Table("demo", rows, yours_label="this CPU")
+    text = str(t)
+    assert "+20%" in text and "0.02" in text and "this CPU" in text
+    assert "<table" in t._repr_html_() and "<caption>demo</caption>" in t._repr_html_()
+    assert report.Row("x", "s", 1.0).error() == "-"
+    with pytest.raises(ValueError):
+        report.Table("empty", [])
+    with pytest.raises(ValueError):
+        report.relative_error(1.0, 0.0)
+    assert report.relative_error(1.1, 1.0) == pytest.approx(0.1)
