@@ -120,3 +120,67 @@ def test_gpu_run_measures_graphs_and_compiled_kernels(monkeypatch):
     assert all("graph" in e for e in m["chain"])
     assert m["fits"]["kernel_in_graph_s"] > 0
     assert all(k["compiled"] and k["compiled"]["n_regs"] > 0 for k in m["occupancy"]["kernels"])
+
+
+def _synthetic(result, launch_s=5e-6, kernel_s=1.5e-6, graph_s=4e-6, bw=4e12):
+    """``result`` with its measurements replaced by the model's, graphs included."""
+    r = json.loads(json.dumps(result))
+    m = r["measurements"]
+    for e in m["chain"]:
+        e["eager"]["median_s"] = float(launch.eager_time_s(e["n"], launch_s, kernel_s, 1e-6))
+        e["graph"] = {"median_s": float(launch.graph_time_s(e["n"], graph_s, kernel_s))}
+    n = r["settings"]["sweep_n"]
+    for e in m["size_sweep"]:
+        k = kernel_s + e["bytes_per_kernel"] / bw
+        e["eager"]["median_s"] = n * max(launch_s, k)
+        e["graph"] = {"median_s": n * k}
+    m["host_enqueue"]["launch_s"] = launch_s
+    m["fits"] = lab.fits(r)
+    return r
+
+
+def test_comparison_rows_and_prose_numbers(cpu_result):
+    from helpers.labs.report import Table
+
+    ref = _synthetic(cpu_result)
+    f = ref["measurements"]["fits"]
+    assert f["kernel_in_graph_s"] == pytest.approx(1.5e-6) and f["graph_launch_s"] == pytest.approx(4e-6)
+    rows = {r.quantity.split(",")[0]: r for r in lab.comparison_rows(ref, cpu_result, 4e12)}
+    eager = rows["time per kernel"]
+    assert eager.model == pytest.approx(5e-6) and eager.h200 == pytest.approx(5e-6)
+    assert eager.yours == pytest.approx(cpu_result["measurements"]["fits"]["eager_per_kernel_s"])
+    speed = rows["graph speedup"]
+    assert speed.model == pytest.approx(speed.h200, rel=0.05)
+    size = rows["kernel size where launches stop mattering"]
+    # the model says (t_l - t_kg) * M; the sweep crosses within 10 % of that, between sizes
+    assert size.model == pytest.approx((5e-6 - 1.5e-6) * 4e12)
+    assert size.h200 is None  # the CPU sweep's largest kernel (8 MB) is below the crossing
+    slow = _synthetic(cpu_result, bw=1e12)  # crossing near 3.5 MB: inside the sweep
+    got = lab.crossover_bytes(slow)
+    want = lab.predicted_crossover_bytes(slow, 1e12)
+    sizes = [e["bytes_per_kernel"] for e in slow["measurements"]["size_sweep"]]
+    assert sizes[-2] < want < sizes[-1] and sizes[-2] < got <= sizes[-1]
+    assert "model error vs H200" in str(Table("t", list(rows.values()), yours_label="yours"))
+    text = lab.prose_numbers(ref, 4e12)
+    assert text["model_eager_err"] == "+0%" and text["n"] == str(ref["settings"]["n_values"][-1])
+    assert set(lab.prose_numbers(None, 4e12).values()) == {lab.PENDING}
+    assert lab.prose_numbers(cpu_result, 4e12)["speedup"] == "-"
+
+
+def test_crossover_bytes_interpolates_between_sweep_sizes(cpu_result):
+    r = json.loads(json.dumps(cpu_result))
+    n = r["settings"]["sweep_n"]
+    sweep = r["measurements"]["size_sweep"]
+    for i, e in enumerate(sweep):  # per-op time doubles exactly at the third size
+        e["eager"]["median_s"] = n * 1e-6 * (1, 1.5, 2, 8)[i]
+    assert lab.crossover_bytes(r) == pytest.approx(sweep[2]["bytes_per_kernel"])
+    for e in sweep:
+        e["eager"]["median_s"] = n * 1e-6
+    assert lab.crossover_bytes(r) is None
+
+
+def test_format_rows():
+    text = lab.format_rows([{"a": 1, "b": None}, {"a": 22, "b": 3}])
+    assert text.splitlines() == ["a   b", "1   -", "22  3"]
+    with pytest.raises(ValueError):
+        lab.format_rows([])
