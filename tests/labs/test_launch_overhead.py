@@ -184,3 +184,11 @@ def test_format_rows():
     assert text.splitlines() == ["a   b", "1   -", "22  3"]
     with pytest.raises(ValueError):
         lab.format_rows([])
+
+
+def test_compiled_triton_is_skipped_for_cpu_tensors(monkeypatch):
+    # A GPU machine asked for --device cpu: Triton compiles for CUDA and cannot read CPU
+    # tensors, so the occupancy part says so instead of crashing.
+    monkeypatch.setattr(kern, "INTERPRETED", False)
+    got = lab._occupancy_data("cpu")
+    assert got["kernels"] == [] and "CUDA" in got["skipped"]
