@@ -2,19 +2,19 @@ r"""Launch overhead: the time of many small kernels launched one by one, or from
 
 A chain of ``n`` dependent kernels, each with device time :math:`t_k`, launched eagerly from
 the host, each launch costing the host :math:`t_l`: the host and the device form a two-stage
-pipeline, so the slower stage sets the pace (the page labels this ``eq-launch-eager``)
+pipeline, so the slower stage sets the pace (the lab page labels this ``eq-lablaunch-eager``)
 
 .. math:: T_\text{eager}(n) = n \, \max(t_l, t_k) + t_s
 
 where :math:`t_s` is the fixed cost at the end (a synchronization, the last kernel's tail).
 The same chain captured in a CUDA graph is submitted with one launch of cost :math:`t_g`;
 inside the graph each kernel costs :math:`t_{kg}` (its work plus the device's own gap between
-graph nodes) (``eq-launch-graph``)
+graph nodes) (``eq-lablaunch-graph``)
 
 .. math:: T_\text{graph}(n) = t_g + n \, t_{kg}
 
 The graph pays when :math:`T_\text{graph} < T_\text{eager}`, i.e. for
-:math:`n > n^* = (t_g - t_s) / (\max(t_l, t_k) - t_{kg})` (``eq-launch-crossover``), and a
+:math:`n > n^* = (t_g - t_s) / (\max(t_l, t_k) - t_{kg})` (``eq-lablaunch-crossover``), and a
 kernel stops being launch-bound once its device time exceeds the launch cost,
 :math:`t_k > t_l`.
 
