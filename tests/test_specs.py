@@ -71,3 +71,50 @@ def test_invalid_specs_are_rejected():
         dataclasses.replace(h100, sparse_flop_per_s={"bf16": 1.0})
     with pytest.raises(ValueError, match="bidirectional"):
         specs.LinkSpec(name="x", bidirectional_bytes_per_s=-1, source="s", retrieved="2026-01-01")
+
+
+# --- architecture fields (whitepapers) ------------------------------------------------------
+
+@pytest.mark.parametrize("gpu", specs.GPUS, ids=lambda g: g.name)
+def test_architecture_fields_have_provenance(gpu):
+    assert gpu.arch_source and re.fullmatch(r"\d{4}-\d{2}-\d{2}", gpu.arch_retrieved)
+    assert gpu.compute_capability is not None
+
+
+def test_published_architecture_values():
+    a, h, h2, b = specs.A100_SXM_80GB, specs.H100_SXM, specs.H200_SXM, specs.B200_HGX
+    # CUDA GPUs list: compute capability 8.0, 9.0, 9.0, 10.0.
+    assert [g.compute_capability for g in specs.GPUS] == [(8, 0), (9, 0), (9, 0), (10, 0)]
+    # A100 whitepaper, Table 3: 1410 MHz, 64 FP32 and 32 FP64 cores and 4 Tensor Cores per SM,
+    # 40 MB of L2, 164 KB of shared memory (of 192 KB L1/shared), 256 KB registers, 5120 bits.
+    assert (a.boost_clock_hz, a.fp32_lanes_per_sm, a.fp64_lanes_per_sm,
+            a.tensor_cores_per_sm) == (1410e6, 64, 32, 4)
+    assert (a.l2_bytes, a.max_smem_bytes_per_sm, a.l1_smem_bytes_per_sm,
+            a.register_file_bytes_per_sm) == (40 * 2**20, 164 * 2**10, 192 * 2**10, 256 * 2**10)
+    assert a.hbm_bus_width_bits == 5120 and a.hbm_pin_rate_bits_per_s is None
+    # H100 whitepaper, Table 3 (SXM5): 1830 / 1980 MHz, 128 FP32 cores per SM, 50 MB L2,
+    # 228 KB of shared memory (of 256 KB), 5120-bit HBM3.
+    assert (h.tensor_boost_clock_hz, h.boost_clock_hz, h.fp32_lanes_per_sm) == (1830e6, 1980e6, 128)
+    assert (h.l2_bytes, h.max_smem_bytes_per_sm, h.l1_smem_bytes_per_sm) == (
+        50 * 2**20, 228 * 2**10, 256 * 2**10)
+    assert h.hbm_bus_width_bits == 5120
+    # The H200 shares the H100 SXM's SM fields; its bus is unpublished. The B200's SMs too.
+    for name in ("sm_count", "boost_clock_hz", "tensor_boost_clock_hz", "fp32_lanes_per_sm",
+                 "tensor_fma_per_clock_per_sm", "l2_bytes"):
+        assert getattr(h2, name) == getattr(h, name)
+        assert not getattr(b, name)
+    assert h2.hbm_bus_width_bits is None
+
+
+def test_invalid_architecture_fields_are_rejected():
+    h100 = specs.H100_SXM
+    with pytest.raises(ValueError, match="boost_clock_hz"):
+        dataclasses.replace(h100, boost_clock_hz=0.0)
+    with pytest.raises(ValueError, match="unknown tensor precision"):
+        dataclasses.replace(h100, tensor_fma_per_clock_per_sm={"fp32": 128})
+    with pytest.raises(ValueError, match="max_smem_bytes_per_sm"):
+        dataclasses.replace(h100, max_smem_bytes_per_sm=2 * h100.l1_smem_bytes_per_sm)
+    with pytest.raises(ValueError, match="arch_source"):
+        dataclasses.replace(h100, arch_source="")
+    with pytest.raises(TypeError):
+        h100.tensor_fma_per_clock_per_sm["bf16"] = 1.0

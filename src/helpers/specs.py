@@ -13,6 +13,12 @@ Conventions:
   per-direction figure derived (``LinkSpec.per_direction_bytes_per_s``);
 * ``retrieved`` is the date the numbers were last checked against the source.
 
+Architecture fields (SM count, clocks, units per SM, on-chip capacities, the HBM bus) come
+from NVIDIA's architecture whitepapers rather than the datasheets, so they carry their own
+``arch_source`` and ``arch_retrieved``. A field NVIDIA does not publish for a part is ``None``;
+:mod:`helpers.models.gpu_peaks` derives the peaks from them (introduced in
+{ref}`sec-gpu-architecture`).
+
 >>> from helpers.specs import H100_SXM
 >>> H100_SXM.peak_flop_per_s("bf16") / 1e12
 989.4
@@ -22,7 +28,7 @@ Conventions:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
@@ -31,6 +37,7 @@ __all__ = [
     "NVLINK4_H100", "NVLINK5_B200", "A100_SXM_80GB", "H100_SXM", "H200_SXM", "B200_HGX",
     "GPUS", "PRECISIONS", "gpu",
 ]
+__all__ += ["SMLimits", "SM70", "SM80", "SM90", "SM100", "SM_LIMITS", "sm_limits"]
 
 #: Names of the number formats a peak can be asked for, in the order tables show them.
 PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -80,6 +87,26 @@ class GPUSpec:
     retrieved: str  # ISO date
     note: str = ""
     sm_count: int | None = None
+    # --- architecture (whitepapers); None where NVIDIA does not publish the number ---------
+    compute_capability: tuple[int, int] | None = None
+    boost_clock_hz: float | None = None  # max boost clock for FP64/FP32 (non-tensor) work
+    tensor_boost_clock_hz: float | None = None  # clock the TF32/FP16/BF16/FP8/INT8 peaks use
+    warp_schedulers_per_sm: int | None = None  # = SM partitions (processing blocks)
+    fp32_lanes_per_sm: int | None = None  # FP32 "CUDA cores": one FMA per lane per clock
+    fp64_lanes_per_sm: int | None = None  # FP64 units (non-tensor), one FMA per clock
+    tensor_cores_per_sm: int | None = None
+    #: dense tensor-core FMA (multiply-accumulate) operations per clock per SM, by precision
+    tensor_fma_per_clock_per_sm: Mapping[str, float] = field(default_factory=dict)
+    register_file_bytes_per_sm: float | None = None
+    l1_smem_bytes_per_sm: float | None = None  # combined L1 data cache / shared memory
+    max_smem_bytes_per_sm: float | None = None  # the largest shared-memory carve-out
+    smem_bytes_per_clock_per_sm: float | None = None  # 32 banks x 4 bytes per clock
+    l2_bytes: float | None = None
+    hbm_bus_width_bits: int | None = None
+    hbm_pin_rate_bits_per_s: float | None = None  # data rate per pin (DDR: 2 x memory clock)
+    arch_source: str = ""
+    arch_retrieved: str = ""  # ISO date
+    arch_note: str = ""
 
     def __post_init__(self) -> None:
         for name in ("hbm_bytes", "hbm_bytes_per_s", "tdp_w"):
@@ -98,6 +125,28 @@ class GPUSpec:
             dense = self.dense_flop_per_s.get(key)
             if dense is None or value < dense:
                 raise ValueError(f"{self.name}: sparse {key} peak must be >= its dense peak")
+        for name in ("sm_count", "boost_clock_hz", "tensor_boost_clock_hz",
+                     "warp_schedulers_per_sm", "fp32_lanes_per_sm", "fp64_lanes_per_sm",
+                     "tensor_cores_per_sm", "register_file_bytes_per_sm", "l1_smem_bytes_per_sm",
+                     "max_smem_bytes_per_sm", "smem_bytes_per_clock_per_sm", "l2_bytes",
+                     "hbm_bus_width_bits", "hbm_pin_rate_bits_per_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{self.name}: {name} must be > 0 or None, got {value!r}")
+        for key, value in self.tensor_fma_per_clock_per_sm.items():
+            if key not in PRECISIONS or key in ("fp32", "fp64"):
+                raise ValueError(f"{self.name}: unknown tensor precision {key!r} in "
+                                 "tensor_fma_per_clock_per_sm")
+            if not value > 0:
+                raise ValueError(f"{self.name}: tensor_fma_per_clock_per_sm[{key!r}] must be > 0")
+        object.__setattr__(self, "tensor_fma_per_clock_per_sm",
+                           MappingProxyType(dict(self.tensor_fma_per_clock_per_sm)))
+        if (self.max_smem_bytes_per_sm is not None and self.l1_smem_bytes_per_sm is not None
+                and self.max_smem_bytes_per_sm > self.l1_smem_bytes_per_sm):
+            raise ValueError(f"{self.name}: max_smem_bytes_per_sm exceeds l1_smem_bytes_per_sm")
+        if any(getattr(self, n) is not None for n in ("boost_clock_hz", "fp32_lanes_per_sm",
+                                                      "l2_bytes")) and not self.arch_source:
+            raise ValueError(f"{self.name}: architecture fields need an arch_source")
 
     def peak_flop_per_s(self, precision: str, *, sparse: bool = False) -> float:
         """Peak rate (FLOP/s) for ``precision``; dense unless ``sparse=True``.
@@ -119,6 +168,65 @@ class GPUSpec:
 
 
 _T = 1e12
+_KiB = 2.0**10
+_MiB = 2.0**20
+_MHz = 1e6
+
+# --- Architecture (whitepapers) -----------------------------------------------------------
+# NVIDIA's whitepapers print on-chip capacities in binary units ("256 KB" of registers is
+# 65,536 32-bit registers; "40 MB" of L2 is 40,960 KB), so they are stored as KiB and MiB.
+
+_CUDA_GPUS = "https://developer.nvidia.com/cuda-gpus (compute capability list)"
+_SMEM_BANKS = ("Shared memory: 32 banks of 32 bits each per clock, CUDA C++ Programming Guide, "
+               "compute capability 5.x and later, 'Shared Memory'")
+
+_AMPERE_SM = dict(
+    compute_capability=(8, 0),
+    boost_clock_hz=1410 * _MHz,
+    tensor_boost_clock_hz=1410 * _MHz,
+    warp_schedulers_per_sm=4,
+    fp32_lanes_per_sm=64,
+    fp64_lanes_per_sm=32,
+    tensor_cores_per_sm=4,
+    tensor_fma_per_clock_per_sm={"fp64_tensor": 64, "tf32": 512, "bf16": 1024, "fp16": 1024,
+                                 "int8": 2048},
+    register_file_bytes_per_sm=256 * _KiB,
+    l1_smem_bytes_per_sm=192 * _KiB,
+    max_smem_bytes_per_sm=164 * _KiB,
+    smem_bytes_per_clock_per_sm=32 * 4,
+    l2_bytes=40 * _MiB,
+    hbm_bus_width_bits=5120,
+    arch_source=("NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): Table 3 "
+                 "(comparison of data center GPUs: SMs, FP32/FP64 cores and Tensor Cores per SM, "
+                 "boost clock, 5120-bit memory interface, L2, shared memory, register file), "
+                 "Table 2 (dense FMA per clock per SM by precision); " + _CUDA_GPUS + "; "
+                 + _SMEM_BANKS),
+    arch_retrieved="2026-11-30",
+)
+
+_HOPPER_SXM = dict(
+    compute_capability=(9, 0),
+    boost_clock_hz=1980 * _MHz,
+    tensor_boost_clock_hz=1830 * _MHz,
+    warp_schedulers_per_sm=4,
+    fp32_lanes_per_sm=128,
+    fp64_lanes_per_sm=64,
+    tensor_cores_per_sm=4,
+    tensor_fma_per_clock_per_sm={"fp64_tensor": 128, "tf32": 1024, "bf16": 2048, "fp16": 2048,
+                                 "fp8": 4096, "int8": 4096},
+    register_file_bytes_per_sm=256 * _KiB,
+    l1_smem_bytes_per_sm=256 * _KiB,
+    max_smem_bytes_per_sm=228 * _KiB,
+    smem_bytes_per_clock_per_sm=32 * 4,
+    l2_bytes=50 * _MiB,
+    arch_source=("NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): Table 3 "
+                 "(comparison of A100 and H100: 132 SMs, 128 FP32 and 64 FP64 cores and 4 Tensor "
+                 "Cores per SM, boost clock 1830 MHz for FP8/FP16/BF16/TF32 Tensor Core work and "
+                 "1980 MHz for FP64/FP32, 5120-bit HBM3, 50 MB L2, shared memory up to 228 KB, "
+                 "256 KB register file per SM); 'H100 SM architecture' (2x the A100 SM's dense "
+                 "MMA rate per clock, 4x with FP8); " + _CUDA_GPUS + "; " + _SMEM_BANKS),
+    arch_retrieved="2026-11-30",
+)
 
 # --- Links -----------------------------------------------------------------------------
 
@@ -171,6 +279,10 @@ A100_SXM_80GB = GPUSpec(
     pcie=PCIE_GEN4_X16,
     tdp_w=400,
     sm_count=108,
+    **_AMPERE_SM,
+    arch_note="The whitepaper describes the 40 GB part (HBM2 at 1215 MHz DDR, 1555 GB/s); the "
+              "80 GB part has the same SMs, clocks and 5120-bit bus with faster HBM2e, whose "
+              "per-pin rate NVIDIA does not print, so it is left unset here.",
     source="https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
            "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
     retrieved="2026-11-30",
@@ -192,6 +304,10 @@ H100_SXM = GPUSpec(
     pcie=PCIE_GEN5_X16,
     tdp_w=700,
     sm_count=132,
+    **_HOPPER_SXM,
+    hbm_bus_width_bits=5120,
+    arch_note="The whitepaper does not print the HBM3 per-pin rate; the datasheet's 3.35 TB/s "
+              "over the 5120-bit bus implies one.",
     source="https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet",
     retrieved="2026-11-30",
     note="The datasheet prints sparse peaks rounded (1,979 TFLOPS bf16); the unrounded values "
@@ -210,6 +326,11 @@ H200_SXM = GPUSpec(
     pcie=PCIE_GEN5_X16,
     tdp_w=700,
     sm_count=132,
+    **_HOPPER_SXM,
+    arch_note="NVIDIA publishes no architecture table for the H200. It is the same GH100 GPU as "
+              "the H100 SXM with HBM3e instead of HBM3, and its datasheet prints the same peak "
+              "at every precision, so the SM fields are the H100 SXM whitepaper's. Its memory "
+              "bus width and per-pin rate are not published and are left unset.",
     source="https://nvdam.widen.net/s/nb5zzzsjdf/hpc-datasheet-sc23-h200-datasheet-3002446",
     retrieved="2026-11-30",
     note="Same compute peaks as the H100 SXM; more and faster memory (HBM3e).",
@@ -229,6 +350,11 @@ B200_HGX = GPUSpec(
     nvlink=NVLINK5_B200,
     pcie=PCIE_GEN5_X16,
     tdp_w=1000,
+    compute_capability=(10, 0),
+    arch_source=_CUDA_GPUS,
+    arch_retrieved="2026-11-30",
+    arch_note="NVIDIA's Blackwell documents read for this book give no SM count, clock or "
+              "per-SM rates for the B200, so the derived peaks cannot be computed for it.",
     source="https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200, per-GPU = board / 8); "
            "DGX B200 datasheet (1,440 GB, 64 TB/s for eight GPUs)",
     retrieved="2026-11-30",
@@ -257,3 +383,155 @@ def gpu(key: str) -> GPUSpec:
         return _BY_KEY[key.lower()]
     except KeyError:
         raise ValueError(f"unknown GPU key {key!r}; known: {sorted(_BY_KEY)}") from None
+
+
+# --- Per-SM limits by compute capability (lesson "CUDA execution", sec-cuda-execution) -----
+
+_KiB = 1024
+_PG_TABLE = ("NVIDIA CUDA C++ Programming Guide (CUDA 13), 'Features and Technical "
+             "Specifications', table 'Technical Specifications per Compute Capability', "
+             "columns 8.0, 9.0 and 10.0 (KB = 1024 bytes)")
+_OCC_H = ("cuda_occupancy.h, CUDA Toolkit 13.0 (as shipped with Triton 3.5.0): "
+          "cudaOccRegAllocationGranularity, cudaOccSubPartitionsPerMultiprocessor, "
+          "cudaOccSMemAllocationGranularity, cudaOccMaxBlocksPerMultiprocessor")
+
+
+@dataclass(frozen=True)
+class SMLimits:
+    r"""What one streaming multiprocessor (SM) can hold at once, for one compute capability.
+
+    These are the inputs of the occupancy calculator (:mod:`helpers.models.occupancy`).
+    Counts are plain integers; sizes in bytes. Fields, with the symbols the page uses:
+
+    * ``warp_size`` (32 threads), ``max_threads_per_block``;
+    * ``max_threads_per_sm`` and ``max_warps_per_sm`` (:math:`W_\max`);
+    * ``max_blocks_per_sm`` (:math:`B_\max`), the resident thread-block slots;
+    * ``registers_per_sm`` (:math:`R_\mathrm{SM}`, 32-bit registers),
+      ``max_registers_per_block``, ``max_registers_per_thread``;
+    * ``register_alloc_unit`` (registers per warp are rounded up to a multiple of it) and
+      ``register_sub_partitions`` (the register file is split into this many equal parts,
+      each holding whole warps: the "warp allocation granularity");
+    * ``smem_per_sm_bytes`` (:math:`S_\mathrm{SM}`), ``max_smem_per_block_bytes`` (what one
+      block may ask for, after opting in above 48 KiB), ``smem_reserved_per_block_bytes``
+      (taken by the driver from every resident block) and ``smem_alloc_unit_bytes`` (a
+      block's shared memory is rounded up to a multiple of it).
+    """
+
+    name: str
+    compute_capability: str
+    warp_size: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    register_sub_partitions: int
+    smem_per_sm_bytes: int
+    max_smem_per_block_bytes: int
+    smem_reserved_per_block_bytes: int
+    smem_alloc_unit_bytes: int
+    source: str
+    retrieved: str  # ISO date
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("warp_size", "max_threads_per_block", "max_threads_per_sm",
+                     "max_warps_per_sm", "max_blocks_per_sm", "registers_per_sm",
+                     "max_registers_per_block", "max_registers_per_thread", "register_alloc_unit",
+                     "register_sub_partitions", "smem_per_sm_bytes", "max_smem_per_block_bytes",
+                     "smem_alloc_unit_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{self.name}: {name} must be an integer >= 1, got {value!r}")
+        if not (isinstance(self.smem_reserved_per_block_bytes, int)
+                and self.smem_reserved_per_block_bytes >= 0):
+            raise ValueError(f"{self.name}: smem_reserved_per_block_bytes must be an integer "
+                             f">= 0, got {self.smem_reserved_per_block_bytes!r}")
+        if self.max_warps_per_sm * self.warp_size != self.max_threads_per_sm:
+            raise ValueError(f"{self.name}: max_warps_per_sm x warp_size must equal "
+                             f"max_threads_per_sm ({self.max_warps_per_sm} x {self.warp_size} "
+                             f"!= {self.max_threads_per_sm})")
+        if self.registers_per_sm % self.register_sub_partitions:
+            raise ValueError(f"{self.name}: registers_per_sm must split evenly into "
+                             f"{self.register_sub_partitions} sub-partitions")
+        if self.max_smem_per_block_bytes + self.smem_reserved_per_block_bytes > self.smem_per_sm_bytes:
+            raise ValueError(f"{self.name}: a block's shared memory plus the reserved part "
+                             "cannot exceed the SM's")
+
+
+SM70 = SMLimits(
+    name="compute capability 7.0 (V100)", compute_capability="7.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=96 * _KiB, max_smem_per_block_bytes=96 * _KiB,
+    smem_reserved_per_block_bytes=0, smem_alloc_unit_bytes=256,
+    source="NVIDIA CUDA C++ Best Practices Guide, section 'Calculating Occupancy' (65,536 "
+           "registers and 2,048 resident threads per SM on compute capability 7.0; registers "
+           "allocated in units of 256 per warp); " + _OCC_H + " (32 blocks per SM, 4 "
+           "sub-partitions, 256-byte shared-memory unit, the Volta carveouts up to 96 KB, no "
+           "reserved shared memory before Ampere)",
+    retrieved="2026-11-30",
+    note="Kept only to reproduce the Best Practices Guide's worked example; the 96 KiB "
+         "per-block maximum is the largest Volta carveout in cuda_occupancy.h and was not "
+         "checked against a table.",
+)
+
+SM80 = SMLimits(
+    name="compute capability 8.0 (A100)", compute_capability="8.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=164 * _KiB, max_smem_per_block_bytes=163 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Ampere GPU Architecture Tuning Guide "
+           "('CUDA reserves 1 KB of shared memory per thread block')",
+    retrieved="2026-11-30",
+)
+
+SM90 = SMLimits(
+    name="compute capability 9.0 (H100, H200)", compute_capability="9.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Hopper Tuning Guide (228 KB per SM, 227 KB "
+           "per block, 1 KB reserved per block)",
+    retrieved="2026-11-30",
+)
+
+SM100 = SMLimits(
+    name="compute capability 10.0 (B200)", compute_capability="10.0",
+    warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
+    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
+    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
+    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    source=_PG_TABLE + "; " + _OCC_H,
+    retrieved="2026-11-30",
+    note="The 1 KiB reservation is the table's per-SM minus per-block maximum, as on 8.0 and "
+         "9.0 where the tuning guides state it; no Blackwell document was checked for it.",
+)
+
+#: Per-SM limits of the compute capabilities the book uses, oldest first.
+SM_LIMITS: tuple[SMLimits, ...] = (SM70, SM80, SM90, SM100)
+
+_SM_BY_KEY = {"7.0": SM70, "v100": SM70, "8.0": SM80, "a100": SM80, "9.0": SM90, "h100": SM90,
+              "h200": SM90, "10.0": SM100, "b200": SM100}
+
+
+def sm_limits(key: str) -> SMLimits:
+    """Per-SM limits by compute capability (``"9.0"``) or GPU key (``"h200"``).
+
+    >>> sm_limits("h200").max_warps_per_sm, sm_limits("8.0").smem_per_sm_bytes // 1024
+    (64, 164)
+    """
+    try:
+        return _SM_BY_KEY[str(key).lower()]
+    except KeyError:
+        raise ValueError(f"unknown compute capability or GPU {key!r}; "
+                         f"known: {sorted(_SM_BY_KEY)}") from None

@@ -164,7 +164,10 @@ def provenance_line(result: dict) -> str:
         if p.get(mod):
             parts.append(f"{mod} {p[mod]}")
     if p.get("sm_clock_mhz"):
-        parts.append(f"SM clock {p['sm_clock_mhz']} MHz (max {p.get('max_sm_clock_mhz')})")
+        after = (p.get("after_run") or {}).get("sm_clock_mhz")
+        clock = f"SM clock {p['sm_clock_mhz']} MHz at the start"
+        clock += f", {after} MHz at the end" if after else ""
+        parts.append(f"{clock} (max {p.get('max_sm_clock_mhz')})")
     parts.append(f"commit {p.get('commit') or 'unrecorded'}")
     parts.append(f"measured {p.get('date_utc', 'on an unrecorded date')}")
     return ", ".join(parts) + "."
@@ -186,6 +189,10 @@ def run_cli(lab: str, run: Callable[[str], dict], argv: list[str] | None = None)
     if device == "cuda" and not has_cuda():
         parser.error("--device cuda, but no CUDA GPU is usable here")
     result = run(device)
+    if device.startswith("cuda"):  # the clocks at the start describe an idle GPU; add the end's
+        end = environment(device)
+        result["provenance"]["after_run"] = {k: end.get(k) for k in (
+            "date_utc", "sm_clock_mhz", "mem_clock_mhz", "temperature_c")}
     path = save_result(result, args.out)
     print(f"{lab}: wrote {path}", file=sys.stderr)
     return path

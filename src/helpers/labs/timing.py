@@ -40,10 +40,12 @@ from helpers.labs.grading import Verdict
 from helpers.models import roofline
 
 __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asynchrony", "run", "grade_timer",
-           "predicted_times_s", "main"]
+           "predicted_times_s", "method_times_s", "bounds_s", "reference_or_none", "OPERATIONS",
+           "main"]
 
 LAB = "timing"
 METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
+OPERATIONS = ("matmul", "copy", "tiny_add", "l2_copy")
 
 
 def _sync(device: str) -> None:
@@ -239,6 +241,34 @@ def run(device: str | None = None) -> dict:
     if not device.startswith("cuda"):
         m["toy_stream"] = toy_asynchrony()
     return result
+
+
+def method_times_s(result: dict) -> dict:
+    """``{operation: {method_s: seconds or None}}`` from a result file, for tables and plots."""
+    out = {}
+    for name in OPERATIONS:
+        e = result["measurements"][name]
+        out[name] = {"host_no_sync_s": e["host_no_sync_s"], "host_sync_s": e["host_sync_s"],
+                     "events_s": e["events_s"], "bench_s": e["bench"]["median_s"],
+                     "backlogged_s": e.get("backlogged_s")}
+    return out
+
+
+def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
+    """Roofline lower bound of each operation of ``result`` on ``gpu`` (seconds)."""
+    m = result["measurements"]
+    precision = {"float32": "fp32", "bfloat16": "bf16"}[m["matmul"]["dtype"]]
+    return predicted_times_s({k: m[k] for k in OPERATIONS}, gpu, precision)
+
+
+def reference_or_none() -> dict | None:
+    """The shipped H200 result, or None (with a one-line note) if it has not been measured yet."""
+    from helpers.labs.core import load_reference, reference_path
+
+    if not reference_path(LAB).exists():
+        print("H200 reference not measured yet for this lab.")
+        return None
+    return load_reference(LAB)
 
 
 def grade_timer(timer: Callable[[Callable[[], None], Callable[[], None]], float],

@@ -1,0 +1,612 @@
+r"""Memory transactions of a warp: sectors, lines, coalescing, shared-memory banks, layouts.
+
+A GPU does not move single bytes between its memory and its cores. When the 32 threads of a
+warp execute one load, the hardware gathers their addresses and fetches every aligned 32-byte
+*sector* that any of them touches; the L1 and L2 caches keep sectors in 128-byte *lines*
+(four sectors each). How many sectors one request touches, for a given base address, stride
+and element size, decides how much of the fetched traffic is useful. Shared memory has a
+different rule: it is split into 32 *banks* of 4-byte words, and a warp's request takes as
+many passes as the largest number of distinct words it asks of any one bank.
+
+Every function is pure and works in bytes (addresses and sizes) or in elements and words where
+the name says so. Symbols on the page {ref}`sec-memory-optimization`: :math:`n` threads,
+stride :math:`s` elements, element size :math:`b` bytes, base address :math:`a_0`, segment
+(sector or line) size :math:`S` bytes, :math:`B` banks of :math:`w` bytes.
+
+References
+----------
+NVIDIA, *CUDA C++ Best Practices Guide*, section "Coalesced Access to Global Memory" (its
+subsections "A Simple Access Pattern", "A Sequential but Misaligned Access Pattern", "Strided
+Accesses") and section "Shared Memory" ("Shared Memory and Memory Banks", "Shared Memory in
+Matrix Multiplication (C=AA^T)"). NVIDIA, *CUDA C++ Programming Guide*, "Device Memory
+Accesses" and the shared-memory section of "Compute Capability 5.x" (strided and irregular
+access figures).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from . import _checks
+
+__all__ = [
+    "WARP_SIZE", "SECTOR_BYTES", "LINE_BYTES", "N_BANKS", "BANK_WORD_BYTES",
+    "warp_addresses_bytes", "segments_touched", "sectors_per_request", "lines_per_request",
+    "coalescing_efficiency", "strided_efficiency", "bytes_moved_per_useful_byte",
+    "effective_bandwidth_bytes_per_s", "bank_of_address", "bank_conflict_degree",
+    "strided_bank_conflict_degree", "tile_column_conflict_degree", "min_padding_words",
+    "row_major_strides_elements",
+]
+
+#: Threads per warp on every NVIDIA GPU so far.
+WARP_SIZE = 32
+#: Bytes of one sector: the unit in which global memory is fetched (compute capability >= 6.0).
+SECTOR_BYTES = 32
+#: Bytes of one L1/L2 cache line (four sectors).
+LINE_BYTES = 128
+#: Banks of shared memory.
+N_BANKS = 32
+#: Bytes of one bank word: successive 4-byte words go to successive banks.
+BANK_WORD_BYTES = 4
+
+
+def _int(name: str, value, minimum: int) -> int:
+    return _checks.positive_int(name, value, minimum=minimum)
+
+
+def warp_addresses_bytes(*, stride_elements: int = 1, bytes_per_element: int = 4,
+                         base_bytes: int = 0, n_threads: int = WARP_SIZE) -> np.ndarray:
+    r"""Byte address of the first byte each thread of a warp reads (bytes).
+
+    .. math:: a_t = a_0 + t\,s\,b, \qquad t = 0, 1, \dots, n-1
+
+    Parameters
+    ----------
+    stride_elements : int
+        :math:`s`, elements between the addresses of neighbouring threads (0: all threads read
+        the same element).
+    bytes_per_element : int
+        :math:`b`, bytes each thread reads (1, 2, 4, 8 or 16 for one load instruction).
+    base_bytes : int
+        :math:`a_0`, address of thread 0's element (bytes, >= 0).
+    n_threads : int
+        :math:`n`, threads taking part (32 for a full warp).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n_threads`` int64 addresses (bytes).
+
+    Assumptions
+    -----------
+    Thread :math:`t` reads :math:`b` contiguous bytes starting at :math:`a_t`; a thread reads a
+    whole number of bytes, so :math:`b` is an integer.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Strided Accesses" (the ``strideCopy`` kernel's
+    index ``(blockIdx.x*blockDim.x + threadIdx.x)*stride``).
+
+    Examples
+    --------
+    >>> warp_addresses_bytes(stride_elements=2, bytes_per_element=4, n_threads=4).tolist()
+    [0, 8, 16, 24]
+    """
+    s = _int("stride_elements", stride_elements, 0)
+    b = _int("bytes_per_element", bytes_per_element, 1)
+    a0 = _int("base_bytes", base_bytes, 0)
+    n = _int("n_threads", n_threads, 1)
+    return a0 + np.arange(n, dtype=np.int64) * (s * b)
+
+
+def segments_touched(addresses_bytes: Sequence[int], *, bytes_per_element: int,
+                     segment_bytes: int = SECTOR_BYTES) -> int:
+    r"""Distinct aligned segments (sectors or lines) that a list of accesses touches (count).
+
+    .. math:: N_{seg} = \Bigl|\,\bigcup_t \bigl\{\lfloor a_t/S \rfloor, \dots,
+              \lfloor (a_t + b - 1)/S \rfloor\bigr\}\Bigr|
+
+    Parameters
+    ----------
+    addresses_bytes : sequence of int
+        Byte address :math:`a_t` where each access starts (any order, repeats allowed).
+    bytes_per_element : int
+        :math:`b`, bytes each access reads.
+    segment_bytes : int
+        :math:`S`, bytes of an aligned segment: 32 for a sector, 128 for a line, 64 for a
+        CPU cache line.
+
+    Returns
+    -------
+    int
+        Number of distinct segments.
+
+    Assumptions
+    -----------
+    Every segment that holds at least one requested byte is moved whole, once, however many
+    threads ask for it: "the full segment is fetched anyway" (Best Practices Guide).
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory".
+
+    Examples
+    --------
+    >>> segments_touched(range(4, 132, 4), bytes_per_element=4)
+    5
+    """
+    b = _int("bytes_per_element", bytes_per_element, 1)
+    seg = _int("segment_bytes", segment_bytes, 1)
+    a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
+                   else addresses_bytes)
+    if a.size == 0:
+        raise ValueError("addresses_bytes must hold at least one address, got none")
+    if not np.issubdtype(a.dtype, np.integer):
+        if not np.all(np.isfinite(a)) or not np.all(a == np.floor(a)):
+            raise ValueError("addresses_bytes must be integers >= 0, got non-integers")
+    a = a.astype(np.int64).ravel()
+    if np.any(a < 0):
+        raise ValueError(f"addresses_bytes must be integers >= 0, got {int(a.min())}")
+    first, last = a // seg, (a + b - 1) // seg
+    if np.all(first == last):
+        return int(np.unique(first).size)
+    spans = [np.arange(f, l + 1) for f, l in zip(first, last)]
+    return int(np.unique(np.concatenate(spans)).size)
+
+
+def sectors_per_request(*, stride_elements: int, bytes_per_element: int = 4,
+                        base_bytes: int = 0, n_threads: int = WARP_SIZE,
+                        segment_bytes: int = SECTOR_BYTES) -> int:
+    r"""Sectors (or lines) one strided warp request touches, in closed form (count).
+
+    With :math:`d = s\,b` bytes between neighbouring threads:
+
+    .. math::
+        N_{seg} = \begin{cases}
+        \left\lfloor \dfrac{a_0 + (n-1)\,d + b - 1}{S} \right\rfloor
+            - \left\lfloor \dfrac{a_0}{S} \right\rfloor + 1 & d - b < S
+            \quad\text{(dense: no segment fits in a gap)}\\[1ex]
+        n \left\lceil \dfrac{b}{S} \right\rceil & \text{otherwise, accesses aligned to } b
+        \end{cases}
+
+    For an aligned warp of 4-byte elements this gives 4 sectors at stride 1, :math:`4s` up to
+    stride 8 and 32 (one per thread) from stride 8 on.
+
+    Parameters
+    ----------
+    stride_elements : int
+        :math:`s` (elements, >= 0).
+    bytes_per_element : int
+        :math:`b` (bytes).
+    base_bytes : int
+        :math:`a_0` (bytes, >= 0).
+    n_threads : int
+        :math:`n` threads taking part.
+    segment_bytes : int
+        :math:`S`: 32 for sectors, 128 for lines (``lines_per_request``), 64 for a CPU line.
+
+    Returns
+    -------
+    int
+        Segments touched; equal to :func:`segments_touched` of :func:`warp_addresses_bytes`.
+
+    Assumptions
+    -----------
+    As :func:`segments_touched`. In the sparse case, when an access is not aligned to its own
+    size or :math:`b` and :math:`S` do not divide one another, the count is the exact sum of
+    each thread's segments instead of the product.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "A Simple Access Pattern" (four sectors),
+    "A Sequential but Misaligned Access Pattern" (five) and "Strided Accesses" (eight at
+    stride 2; 32 for 32 threads at large strides).
+
+    Examples
+    --------
+    >>> [sectors_per_request(stride_elements=s) for s in (1, 2, 8, 32)]
+    [4, 8, 32, 32]
+    >>> sectors_per_request(stride_elements=1, base_bytes=4)
+    5
+    """
+    s = _int("stride_elements", stride_elements, 0)
+    b = _int("bytes_per_element", bytes_per_element, 1)
+    a0 = _int("base_bytes", base_bytes, 0)
+    n = _int("n_threads", n_threads, 1)
+    seg = _int("segment_bytes", segment_bytes, 1)
+    d = s * b
+    if d - b < seg:
+        return (a0 + (n - 1) * d + b - 1) // seg - a0 // seg + 1
+    divides = (seg % b == 0) or (b % seg == 0)
+    if divides and a0 % min(b, seg) == 0:
+        return n * -(-b // seg)
+    t = np.arange(n, dtype=np.int64)
+    a = a0 + t * d
+    return int(np.sum((a + b - 1) // seg - a // seg + 1))
+
+
+def lines_per_request(*, stride_elements: int, bytes_per_element: int = 4, base_bytes: int = 0,
+                      n_threads: int = WARP_SIZE) -> int:
+    r"""128-byte cache lines one strided warp request touches (count).
+
+    :func:`sectors_per_request` with :math:`S` = 128.
+
+    Examples
+    --------
+    >>> lines_per_request(stride_elements=1), lines_per_request(stride_elements=32)
+    (1, 32)
+    """
+    return sectors_per_request(stride_elements=stride_elements,
+                               bytes_per_element=bytes_per_element, base_bytes=base_bytes,
+                               n_threads=n_threads, segment_bytes=LINE_BYTES)
+
+
+def coalescing_efficiency(requested_bytes: float, moved_bytes: float) -> float:
+    r"""Fraction of the bytes moved that the threads asked for (dimensionless, in (0, 1]).
+
+    .. math:: \eta = \frac{Q_{\text{requested}}}{Q_{\text{moved}}}
+
+    Parameters
+    ----------
+    requested_bytes : float
+        Distinct bytes the threads asked for.
+    moved_bytes : float
+        Bytes the memory system moved (segments x segment size); at least ``requested_bytes``.
+
+    Returns
+    -------
+    float
+        :math:`\eta`.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Strided Accesses": "a stride of 2 results in a 50%
+    of load/store efficiency".
+
+    Examples
+    --------
+    >>> coalescing_efficiency(128, 256)
+    0.5
+    """
+    q = _checks.positive("requested_bytes", requested_bytes)
+    m = _checks.positive("moved_bytes", moved_bytes)
+    if q > m:
+        raise ValueError(f"requested_bytes must be <= moved_bytes, got {q!r} > {m!r}")
+    return q / m
+
+
+def strided_efficiency(*, stride_elements: int, bytes_per_element: int = 4, base_bytes: int = 0,
+                       n_threads: int = WARP_SIZE, segment_bytes: int = SECTOR_BYTES) -> float:
+    r"""Coalescing efficiency of one strided warp request (dimensionless).
+
+    .. math:: \eta = \frac{n_{\text{distinct}}\, b}{N_{seg}\, S}
+
+    :math:`n_{\text{distinct}}` is :math:`n` for a stride of at least one and 1 for stride 0,
+    where every thread reads the same element.
+
+    Examples
+    --------
+    >>> [strided_efficiency(stride_elements=s) for s in (1, 2, 32)]
+    [1.0, 0.5, 0.125]
+    """
+    n = _int("n_threads", n_threads, 1)
+    b = _int("bytes_per_element", bytes_per_element, 1)
+    seg = _int("segment_bytes", segment_bytes, 1)
+    n_seg = sectors_per_request(stride_elements=stride_elements, bytes_per_element=b,
+                                base_bytes=base_bytes, n_threads=n, segment_bytes=seg)
+    distinct = n if int(stride_elements) >= 1 else 1
+    return coalescing_efficiency(distinct * b, n_seg * seg)
+
+
+def bytes_moved_per_useful_byte(*, stride_elements: int, bytes_per_element: int = 4,
+                                segment_bytes: int = SECTOR_BYTES) -> float:
+    r"""Traffic amplification of a long strided stream: bytes moved per byte used (>= 1).
+
+    .. math:: A(s) = \frac{\min\!\bigl(s\,b,\; S \lceil b/S \rceil\bigr)}{b}
+
+    The limit of :math:`1/\eta` for a long, aligned stream (many warps one after another, or a
+    CPU loop): below the segment size every segment in the span is moved, so the traffic is
+    :math:`s` times the data; above it each element costs its own segment(s).
+
+    Parameters
+    ----------
+    stride_elements : int
+        :math:`s` (elements, >= 1).
+    bytes_per_element : int
+        :math:`b` (bytes).
+    segment_bytes : int
+        :math:`S` (bytes): 32 for a GPU sector, 64 for a CPU cache line.
+
+    Returns
+    -------
+    float
+        :math:`A(s)`; the predicted slowdown per useful element of a bandwidth-bound stream
+        relative to stride 1.
+
+    Assumptions
+    -----------
+    Aligned accesses, a stream long enough that partial segments at its ends do not matter,
+    and nothing fetched that was not touched (no prefetching of untouched segments).
+
+    Examples
+    --------
+    >>> [bytes_moved_per_useful_byte(stride_elements=s, segment_bytes=64) for s in (1, 4, 16, 64)]
+    [1.0, 4.0, 16.0, 16.0]
+    """
+    s = _int("stride_elements", stride_elements, 1)
+    b = _int("bytes_per_element", bytes_per_element, 1)
+    seg = _int("segment_bytes", segment_bytes, 1)
+    return min(s * b, seg * -(-b // seg)) / b
+
+
+def effective_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) -> float:
+    r"""Useful bytes per second of an access pattern on a bandwidth-bound device (bytes/s).
+
+    .. math:: M_{\text{eff}} = \eta\, M
+
+    Parameters
+    ----------
+    peak_bytes_per_s : float
+        :math:`M`, the memory's bandwidth (bytes/s).
+    efficiency : float
+        :math:`\eta` in (0, 1] (:func:`strided_efficiency`).
+
+    Returns
+    -------
+    float
+        :math:`M_{\text{eff}}` (bytes/s).
+
+    Assumptions
+    -----------
+    The memory moves segments at its full rate; caches do not serve any of them (no reuse of
+    an over-fetched segment by a later warp).
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Programming Guide, "Device Memory Accesses": a 32-byte transaction for
+    each thread's 4-byte access divides throughput by 8.
+
+    Examples
+    --------
+    >>> effective_bandwidth_bytes_per_s(4.8e12, 0.125) / 1e12
+    0.6
+    """
+    m = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    eta = _checks.fraction("efficiency", efficiency)
+    if eta == 0:
+        raise ValueError(f"efficiency must be a fraction in (0, 1], got {efficiency!r}")
+    return eta * m
+
+
+def bank_of_address(address_bytes, *, n_banks: int = N_BANKS,
+                    bank_word_bytes: int = BANK_WORD_BYTES):
+    r"""Shared-memory bank that holds a byte address (index in ``0 .. n_banks-1``).
+
+    .. math:: \text{bank}(a) = \lfloor a / w \rfloor \bmod B
+
+    Parameters
+    ----------
+    address_bytes : int or array of int
+        Byte offset into shared memory (>= 0).
+    n_banks : int
+        :math:`B` banks (32).
+    bank_word_bytes : int
+        :math:`w` bytes per bank word (4).
+
+    Returns
+    -------
+    int or numpy.ndarray
+        Bank index (same shape as the input).
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks": successive 32-bit
+    words are assigned to successive banks, 32 banks.
+
+    Examples
+    --------
+    >>> bank_of_address(4), bank_of_address(128), bank_of_address(132)
+    (1, 0, 1)
+    """
+    nb = _int("n_banks", n_banks, 1)
+    w = _int("bank_word_bytes", bank_word_bytes, 1)
+    a = np.asarray(address_bytes)
+    if not np.issubdtype(a.dtype, np.integer) or np.any(a < 0):
+        raise ValueError(f"address_bytes must be integers >= 0, got {address_bytes!r}")
+    banks = (a // w) % nb
+    return int(banks) if banks.ndim == 0 else banks
+
+
+def bank_conflict_degree(addresses_bytes: Sequence[int], *, n_banks: int = N_BANKS,
+                         bank_word_bytes: int = BANK_WORD_BYTES) -> int:
+    r"""Passes one warp's shared-memory request needs: its n-way bank conflict (count, >= 1).
+
+    .. math:: D = \max_{k}\; \bigl|\{\lfloor a_t / w \rfloor : \text{bank}(a_t) = k\}\bigr|
+
+    The largest number of *distinct words* requested from any one bank. Threads that read the
+    same word share one pass (a broadcast), so they add nothing.
+
+    Parameters
+    ----------
+    addresses_bytes : sequence of int
+        Byte address of each thread's 4-byte access (one per active thread).
+    n_banks, bank_word_bytes : int
+        :math:`B` and :math:`w`.
+
+    Returns
+    -------
+    int
+        :math:`D`: 1 is conflict-free; 32 is the worst case for a 32-thread warp.
+
+    Assumptions
+    -----------
+    Each thread accesses one bank word (4-byte loads or stores). Wider accesses (8 or 16
+    bytes per thread) are served in several phases and are outside this model.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks" (conflicting
+    requests are split into as many conflict-free requests as necessary; the same location
+    read by several threads is a broadcast). NVIDIA, CUDA C++ Programming Guide, "Compute
+    Capability 5.x", shared memory (strided and irregular examples).
+
+    Examples
+    --------
+    >>> bank_conflict_degree([4 * 2 * t for t in range(32)])
+    2
+    >>> bank_conflict_degree([0] * 32)
+    1
+    """
+    nb = _int("n_banks", n_banks, 1)
+    w = _int("bank_word_bytes", bank_word_bytes, 1)
+    a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
+                   else addresses_bytes)
+    if a.size == 0:
+        raise ValueError("addresses_bytes must hold at least one address, got none")
+    if not np.issubdtype(a.dtype, np.integer) or np.any(a < 0):
+        raise ValueError("addresses_bytes must be integers >= 0")
+    words = np.unique(a.astype(np.int64).ravel() // w)
+    return int(np.bincount(words % nb, minlength=nb).max())
+
+
+def strided_bank_conflict_degree(stride_words: int, *, n_threads: int = WARP_SIZE,
+                                 n_banks: int = N_BANKS) -> int:
+    r"""Bank conflict degree of threads reading words :math:`0, s, 2s, \dots` (count).
+
+    .. math:: D(s) = \left\lceil \frac{n\,\gcd(s, B)}{B} \right\rceil \quad (s \ge 1),
+              \qquad D(0) = 1 \;\text{(broadcast)}
+
+    Thread :math:`t` hits bank :math:`t s \bmod B`; the banks repeat every
+    :math:`B/\gcd(s, B)` threads, and every thread reads a different word. For a full warp on
+    32 banks, :math:`D = \gcd(s, 32)`: odd strides are conflict-free, stride 2 is two-way,
+    stride 32 puts every thread on one bank.
+
+    Parameters
+    ----------
+    stride_words : int
+        :math:`s`, bank words (4 bytes) between neighbouring threads (>= 0).
+    n_threads : int
+        :math:`n` threads.
+    n_banks : int
+        :math:`B`.
+
+    Returns
+    -------
+    int
+        :math:`D`; equal to :func:`bank_conflict_degree` of the addresses.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Programming Guide, "Compute Capability 5.x", shared memory: strides of
+    one and three 32-bit words are conflict-free, a stride of two is a two-way conflict.
+
+    Examples
+    --------
+    >>> [strided_bank_conflict_degree(s) for s in (0, 1, 2, 3, 8, 32, 33)]
+    [1, 1, 2, 1, 8, 32, 1]
+    """
+    s = _int("stride_words", stride_words, 0)
+    n = _int("n_threads", n_threads, 1)
+    nb = _int("n_banks", n_banks, 1)
+    if s == 0:
+        return 1
+    return -(-n * math.gcd(s, nb) // nb)
+
+
+def tile_column_conflict_degree(tile_dim: int, *, padding_words: int = 0,
+                                n_threads: int = WARP_SIZE, n_banks: int = N_BANKS) -> int:
+    r"""Bank conflict degree of a warp walking down a column of a row-major 4-byte tile (count).
+
+    A ``tile_dim`` x (``tile_dim`` + ``padding_words``) tile of 4-byte words stored by rows:
+    neighbouring threads reading (or writing) one column are a row pitch
+    :math:`p = \text{tile\_dim} + \text{pad}` words apart, so
+
+    .. math:: D = \left\lceil \frac{n\,\gcd(p, B)}{B} \right\rceil .
+
+    A 32 x 32 float tile gives 32 (every thread on one bank); one padding word (32 x 33)
+    makes the pitch 33, equivalent to a unit stride modulo 32, and gives 1.
+
+    Parameters
+    ----------
+    tile_dim : int
+        Columns of data per row (>= 1).
+    padding_words : int
+        Extra unused words at the end of each row (>= 0).
+    n_threads, n_banks : int
+        As :func:`strided_bank_conflict_degree`.
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Shared Memory in Matrix Multiplication (C=AA^T)":
+    ``transposedTile[TILE_DIM][TILE_DIM+1]`` "eliminates the conflicts entirely".
+
+    Examples
+    --------
+    >>> tile_column_conflict_degree(32), tile_column_conflict_degree(32, padding_words=1)
+    (32, 1)
+    """
+    d = _int("tile_dim", tile_dim, 1)
+    pad = _int("padding_words", padding_words, 0)
+    return strided_bank_conflict_degree(d + pad, n_threads=n_threads, n_banks=n_banks)
+
+
+def min_padding_words(tile_dim: int, *, n_threads: int = WARP_SIZE,
+                      n_banks: int = N_BANKS) -> int:
+    r"""Fewest padding words per row that make a column walk as conflict-free as possible.
+
+    .. math:: \text{pad}^* = \min\{\,q \ge 0 : D(\text{tile\_dim} + q) = \min_{r} D(r)\,\}
+
+    Examples
+    --------
+    >>> min_padding_words(32), min_padding_words(33), min_padding_words(64)
+    (1, 0, 1)
+    """
+    d = _int("tile_dim", tile_dim, 1)
+    n = _int("n_threads", n_threads, 1)
+    nb = _int("n_banks", n_banks, 1)
+    best = strided_bank_conflict_degree(1, n_threads=n, n_banks=nb)
+    for q in range(nb):
+        if strided_bank_conflict_degree(d + q, n_threads=n, n_banks=nb) == best:
+            return q
+    raise AssertionError("unreachable: some pitch in any window of B is coprime to B")
+
+
+def row_major_strides_elements(shape: Sequence[int]) -> tuple[int, ...]:
+    r"""Elements between neighbours along each axis of a contiguous row-major tensor.
+
+    .. math:: \sigma_k = \prod_{j > k} N_j
+
+    A warp whose threads walk along axis :math:`k` has stride :math:`\sigma_k`; only the last
+    axis (:math:`\sigma = 1`) is coalesced. This is how a layout chosen by one operator
+    becomes the access stride of the next.
+
+    Parameters
+    ----------
+    shape : sequence of int
+        Sizes :math:`N_0, N_1, \dots` (each >= 1).
+
+    Returns
+    -------
+    tuple of int
+        :math:`\sigma_k` for every axis (elements).
+
+    References
+    ----------
+    NumPy, ``ndarray.strides`` (in bytes; divide by the item size).
+
+    Examples
+    --------
+    >>> row_major_strides_elements((32, 4096, 128))
+    (524288, 128, 1)
+    """
+    if len(shape) == 0:
+        raise ValueError("shape must have at least one axis, got ()")
+    dims = [_int(f"shape[{i}]", n, 1) for i, n in enumerate(shape)]
+    out, acc = [], 1
+    for n in reversed(dims):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
