@@ -192,3 +192,19 @@ def test_compiled_triton_is_skipped_for_cpu_tensors(monkeypatch):
     monkeypatch.setattr(kern, "INTERPRETED", False)
     got = lab._occupancy_data("cpu")
     assert got["kernels"] == [] and "CUDA" in got["skipped"]
+
+
+def test_occupancy_rows_use_the_occupancy_model(cpu_result):
+    from helpers import specs
+    from helpers.models.occupancy import occupancy
+
+    r = json.loads(json.dumps(cpu_result))
+    k = r["measurements"]["occupancy"]["kernels"][0]
+    k["compiled"] = {"n_regs": 128, "n_spills": 0, "shared_bytes": 0, "num_warps": k["num_warps"]}
+    row = lab.occupancy_rows(r, specs.SM90)[0]
+    want = occupancy(threads_per_block=32 * k["num_warps"], registers_per_thread=128,
+                     smem_bytes=0, limits=specs.SM90)
+    assert row["occupancy"] == f"{want.fraction:.0%}" and row["limited by"] == "+".join(want.binding)
+    assert "registers" in row["limited by"]  # 128 registers per thread bind before warp slots
+    assert lab.occupancy_rows(r, specs.SM90)[1]["occupancy"] is None  # not compiled: no number
+    assert "occupancy" not in lab.occupancy_rows(r)[0]

@@ -432,16 +432,32 @@ def comparison_rows(reference: dict | None, yours: dict | None, mem_bytes_per_s:
     ]
 
 
-def occupancy_rows(result: dict) -> list[dict]:
-    """One row per compiled Triton kernel: kernel, warps, registers, spills, shared bytes, GB/s."""
+def occupancy_rows(result: dict, limits=None) -> list[dict]:
+    """One row per compiled Triton kernel: kernel, warps, registers, spills, shared bytes, GB/s.
+
+    With ``limits`` (a :class:`helpers.specs.SMLimits`, e.g. ``specs.SM90`` for an H200), each
+    compiled kernel also gets its theoretical occupancy and the binding limit from
+    :func:`helpers.models.occupancy.occupancy` (one block of ``num_warps`` warps).
+    """
+    from helpers.models.occupancy import occupancy
+
     rows = []
     for k in result["measurements"]["occupancy"]["kernels"]:
         c = k.get("compiled") or {}
         bw = k.get("bytes_per_s")
-        rows.append({"kernel": k["kernel"], "num_warps": k["num_warps"],
-                     "registers per thread": c.get("n_regs"), "spilled registers": c.get("n_spills"),
-                     "shared memory (bytes)": c.get("shared_bytes"),
-                     "bandwidth (GB/s)": None if bw is None else round(bw / 1e9, 1)})
+        row = {"kernel": k["kernel"], "num_warps": k["num_warps"],
+               "registers per thread": c.get("n_regs"), "spilled registers": c.get("n_spills"),
+               "shared memory (bytes)": c.get("shared_bytes"),
+               "bandwidth (GB/s)": None if bw is None else round(bw / 1e9, 1)}
+        if limits is not None:
+            occ = None
+            if c.get("n_regs"):
+                occ = occupancy(threads_per_block=32 * k["num_warps"],
+                                registers_per_thread=c["n_regs"],
+                                smem_bytes=c.get("shared_bytes") or 0, limits=limits)
+            row["occupancy"] = None if occ is None else f"{occ.fraction:.0%}"
+            row["limited by"] = None if occ is None else "+".join(occ.binding)
+        rows.append(row)
     return rows
 
 
