@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .. import units
-from ..models import _checks
+from ..models import _checks, launch
 
 __all__ = [
     "Event", "Trace", "OpStat", "Gap", "Launch", "LaunchStats", "Finding", "Report",
@@ -480,7 +480,8 @@ def launch_bound_time_s(*, n_kernels: int, launch_s: float, kernel_s: float,
     References
     ----------
     NVIDIA, CUDA C++ Best Practices Guide, "Asynchronous transfers and overlapping"; the launch
-    cost is a measured input (this book's page on CUDA execution measures it).
+    cost is a measured input. It is :func:`helpers.models.launch.eager_time_s` with the sync
+    gaps as its synchronisation term, extended to a step of no kernels.
 
     Examples
     --------
@@ -493,7 +494,10 @@ def launch_bound_time_s(*, n_kernels: int, launch_s: float, kernel_s: float,
     tl = _checks.positive("launch_s", launch_s)
     tk = _checks.positive("kernel_s", kernel_s)
     g = _checks.positive("sync_gaps_s", sync_gaps_s, allow_zero=True)
-    return n * max(tl, tk) + g
+    if n == 0:
+        return g
+    # The same model as the launch-overhead lab's, with the step's sync gaps as its sync term.
+    return float(launch.eager_time_s(n, tl, tk, sync_s=g))
 
 
 def gpu_utilization(busy_s: float, wall_s: float) -> float:
