@@ -146,3 +146,14 @@ def test_multilevel_and_chase_reject_bad_input():
         mh.chase_latency_s(1e6, [48e3, 2e6], [5e-9, 1e-9], 100e-9)
     with pytest.raises(ValueError, match="working_set_bytes"):
         mh.random_access_hit_fraction(0.0, 1e3)
+
+
+def test_plateaus_recover_the_latencies_of_a_modelled_sweep():
+    sizes, lat, mem = [48e3, 2e6, 32e6], [1e-9, 5e-9, 40e-9], 150e-9
+    ws = np.logspace(3.5, 9, 40)
+    measured = [mh.chase_latency_s(w, sizes, lat, mem) for w in ws]
+    got, got_mem = mh.plateau_latencies_s(ws, measured, sizes)
+    assert got == pytest.approx(lat, rel=0.15)
+    assert got_mem == pytest.approx(mem, rel=0.05)
+    with pytest.raises(ValueError):
+        mh.plateau_latencies_s([1e3], [1e-9], sizes)

@@ -173,21 +173,30 @@ class ChasePoint:
 
 
 def _run(kernel: str, arr: np.ndarray, start: int, steps: int, budget_s: float) -> BenchResult:
+    """Time ``steps`` steps per call; each call continues where the last one stopped, so the
+    calls walk the whole cycle rather than repeating its first ``steps`` nodes."""
     lib = _load()
     if lib is None:
         raise RuntimeError(f"cache probes are unavailable: {_REASON}")
     fn = getattr(lib, kernel)
     ptr = arr.ctypes.data
-    return bench(lambda: fn(ptr, start, steps), device="cpu", name=kernel,
-                 warmup_s=min(0.05, budget_s / 4), budget_s=budget_s, min_reps=5)
+    state = [int(start)]
+
+    def step():
+        state[0] = fn(ptr, state[0], steps)
+        return state[0]
+
+    return bench(step, device="cpu", name=kernel, warmup_s=min(0.05, budget_s / 4),
+                 budget_s=budget_s, min_reps=5)
 
 
 def chase_latency(working_set_bytes: float, *, steps: int = 1 << 18, budget_s: float = 0.2,
                   seed: int = 0) -> ChasePoint:
     """Seconds per dependent load of a random chase over ``working_set_bytes``.
 
-    The chase is checked against :func:`follow` on a short prefix before timing; the warm-up
-    of :func:`bench` runs it first, so the working set is in whatever caches can hold it.
+    The chase is checked against :func:`follow` on a short prefix before timing. Before the
+    timed calls, one whole pass over the cycle (plus :func:`bench`'s warm-up) puts the working
+    set in whatever caches can hold it; successive calls continue along the cycle.
     """
     steps = positive_int("steps", steps)
     nxt, start = chase_cycle(working_set_bytes, seed=seed)
@@ -199,6 +208,7 @@ def chase_latency(working_set_bytes: float, *, steps: int = 1 << 18, budget_s: f
     want = follow(nxt, start, probe_steps)
     if got != want:
         raise RuntimeError(f"chase kernel reached node {got}, NumPy reference {want}")
+    lib.chase(nxt.ctypes.data, start, nxt.size // (LINE_BYTES // _WORD))  # one warm pass
     result = _run("chase", nxt, start, steps, budget_s)
     return ChasePoint(float(working_set_bytes), result.median_s / steps, steps, result)
 

@@ -35,7 +35,7 @@ import numpy as np
 from ._checks import fraction, positive, positive_array
 
 __all__ = ["amat_s", "amat_multilevel_s", "random_access_hit_fraction", "served_fractions",
-           "chase_latency_s"]
+           "chase_latency_s", "plateau_latencies_s"]
 
 
 def amat_s(hit_time_s: float, miss_rate: float, miss_penalty_s: float) -> float:
@@ -228,3 +228,37 @@ def chase_latency_s(working_set_bytes: float, cache_bytes: Sequence[float],
         local_miss.append(0.0 if reached == 0 else min(1.0, global_miss / reached))
         reached = global_miss
     return amat_multilevel_s(hit_times, local_miss, mem - chain[-2])
+
+
+def plateau_latencies_s(working_sets_bytes: Sequence[float], latencies_s: Sequence[float],
+                        cache_bytes: Sequence[float]) -> tuple[list[float], float]:
+    """Each level's load latency read off a measured working-set sweep, and memory's.
+
+    A level's latency is the measurement at the largest working set that fits in that level
+    with room to spare (at most half its capacity) but not in the level above (more than twice
+    the level above's capacity), where the level serves the largest share of loads; where no
+    measurement qualifies, the one nearest in log size to
+    a quarter of the capacity is used. Memory's latency is the measurement at the largest
+    working set. These calibrate :func:`chase_latency_s`, which then predicts the transitions
+    between the plateaus.
+
+    >>> plateau_latencies_s([1e3, 1e4, 1e5, 1e6, 1e7], [1, 1, 5, 5, 90], [2e4, 2e6])
+    ([1.0, 5.0], 90.0)
+    """
+    ws = positive_array("working_sets_bytes", np.asarray(working_sets_bytes, dtype=float))
+    lat = positive_array("latencies_s", np.asarray(latencies_s, dtype=float))
+    if np.ndim(ws) != 1 or ws.shape != lat.shape or ws.size < 2:
+        raise ValueError("working_sets_bytes and latencies_s must be 1-D, of the same length >= 2")
+    sizes = [positive(f"cache_bytes[{i}]", c) for i, c in enumerate(cache_bytes)]
+    out, lower = [], 0.0
+    for c in sizes:
+        sel = (ws <= c / 2) & (ws > 2 * lower)
+        if sel.any():
+            idx = np.flatnonzero(sel)
+            out.append(float(lat[idx[np.argmax(ws[idx])]]))
+        else:
+            out.append(float(lat[np.argmin(np.abs(np.log(ws) - np.log(c / 4)))]))
+        lower = c
+    out = list(np.maximum.accumulate(out))
+    mem = float(max(lat[np.argmax(ws)], out[-1]))
+    return [float(x) for x in out], mem
