@@ -242,7 +242,11 @@ def transfer_time_figure(latency_s: float, bandwidth_bytes_per_s: float, *, labe
     """
     fig, ax = new_figure(height_in=3.4) if ax is None else (ax.figure, ax)
     n_half = lb.half_bandwidth_bytes(latency_s, bandwidth_bytes_per_s)
-    sizes = np.logspace(np.log10(max(n_half / 1e4, 1.0)), np.log10(n_half * 1e4), 300)
+    lo, hi = max(n_half / 1e4, 1.0), n_half * 1e4
+    if measured:
+        lo = min(lo, min(x for x, _ in measured) / 2)
+        hi = max(hi, max(x for x, _ in measured) * 2)
+    sizes = np.logspace(np.log10(lo), np.log10(hi), 300)
     t = lb.transfer_time_s(sizes, latency_s, bandwidth_bytes_per_s)
     ax.loglog(sizes, t, color=COLORS["accent"], lw=2.4, label=label or "latency + size / bandwidth")
     ax.loglog(sizes, np.full_like(sizes, latency_s), color=COLORS["network"], ls=":", lw=1.4,
