@@ -32,16 +32,23 @@ def test_chase_cycle_rejects_tiny_sets():
 def test_kernel_agrees_with_numpy_and_small_sets_are_faster():
     small = cp.chase_latency(16 * 1024, steps=1 << 16, budget_s=0.05)
     big = cp.chase_latency(64 * 2**20, steps=1 << 15, budget_s=0.05)
+    # fastest repetitions: other programs on a shared machine only ever add time
+    fast_small, fast_big = small.result.min_s / small.steps, big.result.min_s / big.steps
     assert 0 < small.seconds_per_load < big.seconds_per_load
-    assert big.seconds_per_load / small.seconds_per_load > 5  # memory is far slower than L1
+    assert fast_big / fast_small > 5  # memory is far slower than L1
 
 
 @needs_cc
 def test_line_probe_pays_a_second_miss_beyond_the_line():
-    inside = cp.line_probe(16, n_regions=8192, budget_s=0.05)
-    beyond = cp.line_probe(256, n_regions=8192, budget_s=0.05)
-    assert beyond.seconds_per_load > 1.1 * inside.seconds_per_load
-    assert inside.offset_bytes == 16.0
+    # Interleaved and best-of-three: a busy shared machine only ever adds time.
+    inside, beyond = [], []
+    for _ in range(3):
+        inside.append(cp.line_probe(16, n_regions=8192, budget_s=0.05))
+        beyond.append(cp.line_probe(256, n_regions=8192, budget_s=0.05))
+    best_in = min(p.result.min_s for p in inside)
+    best_out = min(p.result.min_s for p in beyond)
+    assert best_out > 1.05 * best_in
+    assert inside[0].offset_bytes == 16.0
 
 
 def test_line_probe_rejects_bad_offsets():

@@ -1,4 +1,4 @@
-"""Tests of helpers.figures.memory_hierarchy and helpers.figures.foundations_overview."""
+"""Tests of helpers.figures.memory_hierarchy."""
 
 import re
 import xml.etree.ElementTree as ET
@@ -11,7 +11,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from helpers.figures import foundations_overview as fo  # noqa: E402
 from helpers.figures import memory_hierarchy as mf  # noqa: E402
 from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import memory_hierarchy as mh  # noqa: E402
@@ -25,8 +24,7 @@ def _close():
     plt.close("all")
 
 
-@pytest.mark.parametrize("make", [mf.opening_animation, mf.structure_diagram,
-                                  lambda: fo.thread_diagram(["memory-hierarchy"])])
+@pytest.mark.parametrize("make", [mf.opening_animation, mf.structure_diagram])
 def test_svg_is_valid_deterministic_and_theme_aware(make):
     a, b = make(), make()
     assert a.svg == b.svg
@@ -40,15 +38,6 @@ def test_svg_is_valid_deterministic_and_theme_aware(make):
 def test_animation_moves_and_diagram_does_not():
     assert mf.opening_animation().animated and "<animateMotion" in mf.opening_animation().svg
     assert not mf.structure_diagram().animated
-
-
-def test_thread_diagram_marks_written_pages_and_rejects_unknown():
-    none, one = fo.thread_diagram([]), fo.thread_diagram(["memory-hierarchy"])
-    assert none.svg.count('stroke-dasharray="5 4"') == len(fo.PAGES)
-    assert one.svg.count('stroke-dasharray="5 4"') == len(fo.PAGES) - 1
-    assert len(fo.PAGES) == 13 and len({p.slug for p in fo.PAGES}) == 13
-    with pytest.raises(ValueError, match="unknown"):
-        fo.thread_diagram(["no-such-page"])
 
 
 def test_working_set_figure_draws_measurement_and_model():
