@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.models import cpu_peak as cp
-from helpers.models import queueing
+from helpers.models import gpu_peaks, queueing
 
 
 @given(st.integers(1, 256), st.floats(1e8, 6e9), st.sampled_from([128, 256, 512]),
@@ -60,3 +60,10 @@ def test_errors(kw, match):
         cp.peak_flop_per_s(**args)
     with pytest.raises(ValueError):
         cp.ops_in_flight(-1, 2)
+
+
+def test_agrees_with_the_gpu_peak_model_counting_a_core_as_an_sm():
+    # 8 fp32 lanes x 2 FMA units = 16 FMA per clock per core
+    assert cp.peak_flop_per_s(cores=8, clock_hz=3e9, simd_bits=256, element_bits=32,
+                              vector_units=2) == pytest.approx(
+        gpu_peaks.peak_flop_per_s(8, 16, 3e9))

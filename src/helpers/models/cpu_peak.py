@@ -24,6 +24,7 @@ double precision). Little, J. D. C. (1961), "A proof for the queuing formula L =
 from __future__ import annotations
 
 from ._checks import positive, positive_int
+from .gpu_peaks import peak_flop_per_s as _peak_from_fma_rate
 
 __all__ = ["simd_lanes", "flop_per_cycle_per_core", "peak_flop_per_s", "ops_in_flight"]
 
@@ -89,6 +90,9 @@ def peak_flop_per_s(*, cores: int, clock_hz: float, simd_bits: int, element_bits
     Every unit starts an operation every cycle, on full registers, on every core at once;
     loads, stores and loop overhead are free. Real code gets a fraction of it.
 
+    Equals :func:`helpers.models.gpu_peaks.peak_flop_per_s` with a core in place of an SM and
+    :math:`u \ell f / 2` FMA-equivalents per clock.
+
     References
     ----------
     Hennessy and Patterson (2012), figure 4.11: the Core i7 920 (four cores at 2.66 GHz, a
@@ -102,8 +106,10 @@ def peak_flop_per_s(*, cores: int, clock_hz: float, simd_bits: int, element_bits
     """
     c = positive_int("cores", cores)
     nu = positive("clock_hz", clock_hz)
-    return c * nu * flop_per_cycle_per_core(simd_bits, element_bits, vector_units,
-                                            flop_per_lane_op)
+    per_cycle = flop_per_cycle_per_core(simd_bits, element_bits, vector_units, flop_per_lane_op)
+    # The same product as the GPU peak, a core in place of an SM: count x FMA-equivalents
+    # per clock x 2 x clock. This function only splits the per-core rate into its parts.
+    return _peak_from_fma_rate(c, per_cycle / 2, nu)
 
 
 def ops_in_flight(latency_cycles: float, ops_per_cycle: float) -> float:
