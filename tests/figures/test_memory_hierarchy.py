@@ -55,3 +55,16 @@ def test_working_set_figure_draws_measurement_and_model():
 def test_line_probe_figure_marks_the_line():
     fig = mf.line_probe_figure([8, 64, 128], [50e-9, 80e-9, 80e-9], line_bytes=64)
     assert fig.axes[0].lines[-1].get_xdata()[0] == 64
+
+
+def _key_times_are_valid(svg: str) -> None:
+    """SMIL keyTimes must start at 0, end at 1 and never decrease (browsers reject others)."""
+    for kt in re.findall(r'keyTimes="([^"]+)"', svg):
+        vals = [float(v) for v in kt.split(";")]
+        assert vals[0] == 0 and vals[-1] == 1, kt
+        assert all(b >= a for a, b in zip(vals, vals[1:])), kt
+
+
+@pytest.mark.parametrize("make", [mf.opening_animation, mf.structure_diagram])
+def test_animation_key_times_are_valid(make):
+    _key_times_are_valid(make().svg)

@@ -63,3 +63,16 @@ def test_transfer_figure_draws_the_model():
     x, y = line.get_xdata(), line.get_ydata()
     np.testing.assert_allclose(y, lb.transfer_time_s(x, 1e-7, 1e10))
     assert fig.axes[0].lines[-1].get_xdata()[0] == 64.0
+
+
+def _key_times_are_valid(svg: str) -> None:
+    """SMIL keyTimes must start at 0, end at 1 and never decrease (browsers reject others)."""
+    for kt in re.findall(r'keyTimes="([^"]+)"', svg):
+        vals = [float(v) for v in kt.split(";")]
+        assert vals[0] == 0 and vals[-1] == 1, kt
+        assert all(b >= a for a, b in zip(vals, vals[1:])), kt
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_animation_key_times_are_valid(make):
+    _key_times_are_valid(make().svg)

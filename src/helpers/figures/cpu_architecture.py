@@ -50,7 +50,7 @@ def opening_animation(*, lanes: int = 16, width: int = 4) -> Figure:
                   f'fill="{acc}" opacity="{0.25 + 0.17 * g:.2f}"><animateMotion path="M{x0 + sw / 2},{y:.1f} '
                   f'L{x0 + sw / 2 + (n_stages - 1) * step},{y:.1f}" dur="{dur}s" '
                   f'begin="-{begin:.2f}s" repeatCount="indefinite" calcMode="discrete" '
-                  f'keyPoints="0;0.25;0.5;0.75;1" keyTimes="0;0.2;0.4;0.6;0.8"/></rect>')
+                  f'keyPoints="0;0.25;0.5;0.75;1;1" keyTimes="0;0.2;0.4;0.6;0.8;1"/></rect>')
     c.mark_animated()
     c.text(380, 150, f"every cycle, each stage holds a different group of {width} instructions",
            size=12, fill=MUTED)

@@ -51,7 +51,7 @@ def opening_animation() -> Figure:
     colors = [PALETTE["host"], PALETTE["queue"], acc]
     for k, (tx, col) in enumerate(zip(targets, colors)):
         t0 = k / 3
-        span = [0.06, 0.1, 0.2][k]
+        span = [0.06, 0.1, 0.14][k]  # the last trip ends before the cycle does
         y = 120 + 20 * k
         c.raw(f'<circle r="6" fill="{col}" opacity="0"><animateMotion path="M122,{y} L{tx},{y} '
               f'L122,{y}" dur="{dur}s" keyPoints="0;0;0.5;1;1" keyTimes="0;{t0:.3f};'

@@ -69,7 +69,7 @@ def opening_animation(*, line_bytes: int = 64) -> Figure:
               f'repeatCount="indefinite"/></rect>')
     # The cache row in the core fills when the train arrives.
     for k in range(n):
-        t_arrive = 0.8 + k * 0.025
+        t_arrive = 0.8 + k * 0.02
         fill = Canvas.animate("opacity", [0.1, 0.1, 0.9, 0.9, 0.1],
                               key_times=[0, t_arrive, t_arrive + 0.01, 0.97, 1], dur_s=dur)
         c.rect(34 + k * 13, 150, 11, 14, fill=mem, stroke="none", rx=2, opacity=0.1,
