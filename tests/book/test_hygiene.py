@@ -26,7 +26,9 @@ ALLOWED_TAGS = {
 
 PAGES = page_sources(ROOT)
 NOTEBOOKS = [p for p in PAGES if is_notebook(p)]
-LESSONS = [p for p in NOTEBOOKS if p.parent.name == "chapters"]
+# Lesson pages: the chapters and the foundation pages (the foundations' index is not a lesson).
+LESSONS = [p for p in NOTEBOOKS if p.parent.name == "chapters"
+           or (p.parent.name == "foundations" and p.stem != "overview")]
 
 
 def rel(p: Path) -> str:
