@@ -25,21 +25,10 @@ from __future__ import annotations
 
 from ._checks import positive, positive_int
 from .gpu_peaks import peak_flop_per_s as _peak_from_fma_rate
+from .simd import simd_lanes
 
+# simd_lanes lives with the SIMD page's models; re-exported here for the peak formula.
 __all__ = ["simd_lanes", "flop_per_cycle_per_core", "peak_flop_per_s", "ops_in_flight"]
-
-
-def simd_lanes(simd_bits: int, element_bits: int) -> int:
-    """Elements one SIMD register holds: ``simd_bits // element_bits``.
-
-    >>> simd_lanes(512, 32), simd_lanes(256, 64), simd_lanes(128, 16)
-    (16, 4, 8)
-    """
-    bits = positive_int("simd_bits", simd_bits)
-    elem = positive_int("element_bits", element_bits)
-    if bits % elem:
-        raise ValueError(f"simd_bits ({bits}) must be a multiple of element_bits ({elem})")
-    return bits // elem
 
 
 def flop_per_cycle_per_core(simd_bits: int, element_bits: int, vector_units: int,
