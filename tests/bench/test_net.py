@@ -11,6 +11,9 @@ def test_echo_and_sink_round_trip():
             assert c.round_trip(n) == c.expected(n)
             assert c.round_trip_split(n) == c.expected(n)
         assert c.stream(3 << 20, chunk=1 << 16) == 3 << 20
+        c.check_echo(10, c.round_trip(10))
+        with pytest.raises(ValueError, match="different"):
+            c.check_echo(10, b"x" * 10)
         assert len(set(c.expected(5000))) > 100          # not a constant payload
         assert 0 not in c.expected(5000)
         with pytest.raises(ValueError):

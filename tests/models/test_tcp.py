@@ -51,7 +51,9 @@ def test_model_matches_the_event_simulation(rtt, ack, nagle, delays):
 
 def test_published_timeouts():
     # Linux: TCP_DELACK_MIN = HZ/25 = 40 ms; RFC 1122 4.2.3.2: the delay MUST be < 0.5 s.
-    t = tcp.split_write_round_trip_s(30e-6, delayed_ack_s=0.040, nagle=True)
+    assert tcp.LINUX_DELACK_MIN_S == pytest.approx(1 / 25)   # HZ/25 ticks of 1/HZ s
+    assert tcp.RFC1122_DELACK_LIMIT_S == 0.5
+    t = tcp.split_write_round_trip_s(30e-6, delayed_ack_s=tcp.LINUX_DELACK_MIN_S, nagle=True)
     assert t == pytest.approx(0.04006)
     assert tcp.split_write_round_trip_s(30e-6, delayed_ack_s=0.5, nagle=True) < 0.5 + 1e-3
 

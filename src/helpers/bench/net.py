@@ -162,6 +162,11 @@ class Client:
         ack = _recv_exact(self.sock, 1)
         return n if bytes(ack) == b"\x01" else -1
 
+    def check_echo(self, n: int, reply: bytes) -> None:
+        """Raise ``ValueError`` unless ``reply`` is the echo of an ``n``-byte message."""
+        if reply != self._payload(n):
+            raise ValueError(f"the echo of {n} bytes came back different")
+
     def expected(self, n: int) -> bytes:
         """The echo :meth:`round_trip` should return for ``n`` bytes (to check before timing)."""
         return self._payload(n)

@@ -18,7 +18,12 @@ from __future__ import annotations
 
 from ._checks import positive
 
-__all__ = ["split_write_round_trip_s"]
+__all__ = ["split_write_round_trip_s", "LINUX_DELACK_MIN_S", "RFC1122_DELACK_LIMIT_S"]
+
+#: Linux's shortest delayed-ACK timeout, ``TCP_DELACK_MIN`` = HZ/25 (include/net/tcp.h).
+LINUX_DELACK_MIN_S = 0.040
+#: RFC 1122, section 4.2.3.2: an ACK must not be delayed by 0.5 s or more.
+RFC1122_DELACK_LIMIT_S = 0.5
 
 
 def split_write_round_trip_s(round_trip_s: float, *, delayed_ack_s: float, nagle: bool,
