@@ -108,6 +108,10 @@ def is_grading(cell: dict) -> bool:
 # --- removing solutions ---------------------------------------------------------------------
 
 def _strip(text: str, state: str | None) -> tuple[str, str | None]:
+    """Remove the ``{solution}`` directives of a markdown text, and everything from a
+    ``{solution-start}`` to its ``{solution-end}``. ``state`` is ``"gated"`` while a
+    ``{solution-start}`` of an earlier cell is open; returns the text left and the state after it.
+    """
     out: list[str] = []
     lines = text.splitlines(keepends=True)
     i = 0
@@ -280,25 +284,35 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
         cells.append(cell)
     nb["cells"] = cells
 
+    for cell in cells:
+        if is_exercise(cell):
+            if not is_predict_then_run(cell):
+                cell["source"] = stub_source(_src(cell))
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    exercises = exercises_of(nb)
+    nb["metadata"]["exercise_kit"] = {"exercises": exercises}
+    return nb, exercises
+
+
+def exercises_of(nb: dict) -> list[dict]:
+    """The exercises of a notebook: ``{"name", "cell", "graded_by", "kind"}`` each, with cells
+    numbered as nbval numbers them (code cells only, from 0). A grading cell belongs to the
+    exercise cell before it."""
     exercises: list[dict] = []
     code_index = -1
-    for cell in cells:
+    for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
         code_index += 1
         if is_exercise(cell):
             kind = "predict-then-run" if is_predict_then_run(cell) else "ungraded"
             name = re.sub(r"^#\s*Exercise\s*[:.]?\s*", "", _first_line(cell)).strip() or "exercise"
-            if kind != "predict-then-run":
-                cell["source"] = stub_source(_src(cell))
-            cell["outputs"] = []
-            cell["execution_count"] = None
             exercises.append({"name": name, "cell": code_index, "graded_by": [], "kind": kind})
         elif is_grading(cell) and exercises:
             exercises[-1]["graded_by"].append(code_index)
             exercises[-1]["kind"] = "graded"
-    nb["metadata"]["exercise_kit"] = {"exercises": exercises}
-    return nb, exercises
+    return exercises
 
 
 def reference_notebooks(pages: list[str]) -> list[Path]:
@@ -311,6 +325,18 @@ def reference_notebooks(pages: list[str]) -> list[Path]:
     refs = [p.with_suffix(".ipynb") for p in notebook_pages(ROOT)]
     return [r for r in refs if r.exists()
             and any(is_exercise(c) for c in json.loads(r.read_text())["cells"])]
+
+
+STUDENT_README = """\
+# Exercises
+
+Notebooks of the book *AI Systems Performance Engineering* (commit {commit}) with the answers
+taken out. Open each one in JupyterLab with the book's environment, replace every
+`raise NotImplementedError("your answer here")` with your answer, keeping the whole answer inside
+its `# Exercise` cell, and run the notebook top to bottom: the cell under each exercise prints
+`PASS ...` or `FAIL ...` with the reason. Do not edit the other cells; they are graded as they are.
+To grade the whole folder as your instructor will: `python tools/exercise_kit.py grade <this folder>`.
+"""
 
 
 def book_commit() -> str:
@@ -345,6 +371,7 @@ def build(out: Path, pages: list[str]) -> dict:
         print(f"wrote {dest} ({len(exercises)} exercises, "
               f"{sum(e['kind'] == 'graded' for e in exercises)} graded)")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    (out / "README.md").write_text(STUDENT_README.format(commit=manifest["book_commit"][:12]))
     return manifest
 
 
@@ -424,18 +451,18 @@ def merge_answers(kit_nb: dict, submitted: dict) -> dict:
 
 
 def _submission_notebooks(sub: Path, kit: Path | None):
-    """``(notebooks to grade, missing)``: each notebook as ``(path, exercises, kit notebook or
-    None)``; ``missing`` are the kit's notebooks that the submission lacks."""
+    """``(notebooks to grade, missing)``: each notebook as ``(path, kit notebook or None)``;
+    ``missing`` are the manifest's notebooks that the submission lacks."""
     base = kit if kit is not None else sub
     manifest = base / MANIFEST
     missing: list[str] = []
-    found: list[tuple[Path, list[dict] | None, dict | None]] = []
+    found: list[tuple[Path, dict | None]] = []
     if manifest.exists():
         for entry in json.loads(manifest.read_text())["notebooks"]:
             path = sub / entry["path"]
             kit_nb = json.loads((kit / entry["path"]).read_text()) if kit is not None else None
             if path.exists():
-                found.append((path, entry["exercises"], kit_nb))
+                found.append((path, kit_nb))
             else:
                 missing.append(entry["path"])
     else:
@@ -444,8 +471,7 @@ def _submission_notebooks(sub: Path, kit: Path | None):
         for path in sorted(sub.rglob("*.ipynb")):
             if ".ipynb_checkpoints" in path.parts or path.name.startswith(".graded-"):
                 continue
-            meta = json.loads(path.read_text()).get("metadata", {}).get("exercise_kit")
-            found.append((path, meta["exercises"] if meta else None, None))
+            found.append((path, None))
     return found, missing
 
 
@@ -464,15 +490,16 @@ def grade(sub: Path, summary: Path | None = None, timeout_s: int = 1800,
     for path in missing:
         lines.append(f"[FAIL] {path} -- the notebook is missing from the submission")
         n_fail += 1
-    for path, exercises, kit_nb in notebooks:
+    for path, kit_nb in notebooks:
         rel = path.relative_to(sub)
-        submitted = json.loads(path.read_text())
-        if exercises is None:
-            exercises = student_notebook(submitted)[1]
+        graded = submitted = json.loads(path.read_text())
         target = path
         if kit_nb is not None:  # grade the kit's notebook with the student's answers
+            graded = merge_answers(kit_nb, submitted)
             target = path.with_name(f".graded-{os.getpid()}-{path.name}")
-            target.write_text(json.dumps(merge_answers(kit_nb, submitted)))
+            target.write_text(json.dumps(graded))
+        # numbered in the notebook that runs, so a cell the student added shifts nothing
+        exercises = exercises_of(graded)
         try:
             results = run_nbval(target, timeout_s)
         finally:
