@@ -269,6 +269,7 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
     nb = copy.deepcopy(ref)
     values = glued_values(ref)
     cells: list[dict] = []
+    in_solution: set[int] = set()
     state = None
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
@@ -278,15 +279,17 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
                 cell["source"] = substitute_glue(text, values)
                 cells.append(cell)
             continue
-        if state == "gated" and cell["cell_type"] == "code" and not is_exercise(cell):
-            # code inside a solution block is solution: it goes like an exercise's answer
-            cell["source"] = "# Exercise (part of a solution)\n" + _src(cell)
+        if state == "gated" and cell["cell_type"] == "code":
+            # code inside a solution block is solution: it is stubbed like an exercise's answer
+            if not is_exercise(cell):
+                cell["source"] = "# Exercise (part of a solution)\n" + _src(cell)
+            in_solution.add(id(cell))
         cells.append(cell)
     nb["cells"] = cells
 
     for cell in cells:
         if is_exercise(cell):
-            if not is_predict_then_run(cell):
+            if id(cell) in in_solution or not is_predict_then_run(cell):
                 cell["source"] = stub_source(_src(cell))
             cell["outputs"] = []
             cell["execution_count"] = None

@@ -105,13 +105,15 @@ def test_a_gated_solution_is_removed_across_cells():
             "```{exercise} E\n:label: ex-e\nQuestion.\n```\n\n```{solution-start} ex-e\n:class: dropdown\n```\n\nsecret prose"},
         {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
          "source": "x = 6 * 7\nprint(x)"},
+        {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
+         "source": "# Exercise: predict, then run this cell.\ny = x + 1"},
         {"cell_type": "markdown", "metadata": {}, "source": "more secret\n\n```{solution-end}\n```\n\nAfter."},
     ]}
     nb, exercises = kit.student_notebook(ref)
     text = "\n".join(src(c) for c in nb["cells"])
-    assert "secret" not in text and "6 * 7" not in text and "{solution" not in text
-    assert "Question." in text and "After." in text
-    assert [e["kind"] for e in exercises] == ["ungraded"]
+    assert "secret" not in text and "6 * 7" not in text and "x + 1" not in text
+    assert "{solution" not in text and "Question." in text and "After." in text
+    assert [e["kind"] for e in exercises] == ["ungraded", "predict-then-run"]
 
 
 def test_glue_roles_take_the_reference_values():
