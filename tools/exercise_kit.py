@@ -22,7 +22,8 @@ that has an exercise cell) and writes a student copy under DIR at the same relat
 * ``{glue:text}`` roles in the markdown are replaced by the values the reference run glued, so
   the exercise texts read as they do in the book.
 
-A ``kit.json`` manifest lists the notebooks, their exercises and grading cells (numbered as
+A reference notebook older than its page (``tools/nb_refs.py check`` would fail) stops the
+build, unless ``--allow-stale``. A ``kit.json`` manifest lists the notebooks, their exercises and grading cells (numbered as
 nbval numbers code cells), each reference's source hash and the book's commit.
 
 ``grade`` runs ``pytest --nbval`` on every notebook of a submission (a filled-in copy of a kit)
@@ -350,7 +351,26 @@ def book_commit() -> str:
         return "unknown"
 
 
-def build(out: Path, pages: list[str]) -> dict:
+def stale_reason(ref_path: Path, ref: dict) -> str | None:
+    """Why the reference notebook no longer matches its page (``None`` if it does), by the same
+    code signature as ``tools/nb_refs.py``."""
+    md = ref_path.with_suffix(".md")
+    if not md.exists():
+        return None
+    import jupytext
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from nb_refs import SIGNATURE_KEY, code_signature
+    finally:
+        sys.path.pop(0)
+    if ref.get("metadata", {}).get(SIGNATURE_KEY) != code_signature(jupytext.read(md)):
+        return (f"{ref_path.name} is stale: its page's code changed since it was made; "
+                f"run: python tools/nb_refs.py update {md}")
+    return None
+
+
+def build(out: Path, pages: list[str], allow_stale: bool = False) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"book_commit": book_commit(),
                 "built": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -360,6 +380,9 @@ def build(out: Path, pages: list[str]) -> dict:
         if not ref_path.exists():
             raise SystemExit(f"error: no reference notebook {ref_path}; run tools/nb_refs.py update")
         ref = json.loads(ref_path.read_text())
+        stale = stale_reason(ref_path, ref)
+        if stale and not allow_stale:
+            raise SystemExit(f"error: {stale}")
         nb, exercises = student_notebook(ref)
         rel = ref_path.relative_to(ROOT) if ref_path.is_relative_to(ROOT) else Path(ref_path.name)
         if rel.parts[0] not in PAGE_DIRS:  # not a book page (a test's fixture): no folders
@@ -546,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="write student notebooks and kit.json")
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("pages", nargs="*", help="pages (.md or .ipynb); default: every page with exercises")
+    b.add_argument("--allow-stale", action="store_true",
+                   help="build even from a reference notebook older than its page")
     g = sub.add_parser("grade", help="grade a submission with nbval")
     g.add_argument("submission", type=Path)
     g.add_argument("--summary", type=Path, help="also write the summary to this file")
@@ -554,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
                    "the submission, every other cell (graders, reference verdicts) from the kit")
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        build(args.out, args.pages)
+        build(args.out, args.pages, args.allow_stale)
         return 0
     return grade(args.submission, args.summary, args.timeout, args.kit)
 
