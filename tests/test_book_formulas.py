@@ -14,7 +14,7 @@ ENTRIES = bf.formula_entries(ROOT)
 
 # The number of public model functions whose docstrings lack an equation or a source when this
 # sheet was written. They may only fall: a new model must state both (CONVENTIONS section 3).
-MAX_WITHOUT_EQUATION = 68
+MAX_WITHOUT_EQUATION = 49
 MAX_WITHOUT_REFERENCE = 97
 
 
@@ -37,7 +37,8 @@ def test_every_public_model_function_is_on_the_sheet():
 
 def test_models_without_an_equation_or_a_source_do_not_grow():
     no_eq = sorted(f"{e.module}.{e.name}" for e in ENTRIES if not e.equation)
-    no_ref = sorted(f"{e.module}.{e.name}" for e in ENTRIES if not e.references)
+    no_ref = sorted(f"{e.module}.{e.name}" for e in ENTRIES
+                    if not (e.references or e.module_references))
     assert len(no_eq) <= MAX_WITHOUT_EQUATION, (
         f"{len(no_eq)} model functions lack a '.. math::' line (limit {MAX_WITHOUT_EQUATION}): {no_eq}")
     assert len(no_ref) <= MAX_WITHOUT_REFERENCE, (

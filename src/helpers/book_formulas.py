@@ -42,7 +42,8 @@ class Entry:
     eq_label: str | None
     unit: str | None
     assumptions: str | None
-    references: str | None
+    references: str | None  # the function's own References section
+    module_references: str | None  # its module's, which the sheet shows once per module
     page: str | None        # toc file of the page that teaches it
     page_label: str | None  # its (sec-...) label
 
@@ -87,6 +88,8 @@ def parse_docstring(doc: str | None) -> dict:
     ...     ''')
     >>> d["equation"], d["eq_label"], d["references"]
     ('T = F / P', 'eq-time', 'A book.')
+    >>> parse_docstring("Time (s) to move the bytes: :math:`T_m = Q / M`.")["equation"]
+    'T_m = Q / M'
     """
     if not doc:
         return {"summary": "", "equation": None, "eq_label": None, "returns": None,
@@ -111,6 +114,10 @@ def parse_docstring(doc: str | None) -> dict:
         # a trailing remark in words, e.g. "(stages not named in ``x`` keep :math:`s = 1`)"
         text = re.sub(r"\s+\([^()]*(?:``|:math:)[^()]*\)\s*$", "", text.strip())
         equation = " ".join(text.split()) or None
+    if equation is None:  # "Time (s) to ...: :math:`T_c = F / P`." states it in the summary
+        inline = re.search(r":\s*:math:`([^`]+)`\.?\s*$", summary)
+        if inline:
+            equation = inline.group(1).strip()
     return {"summary": summary, "equation": equation, "eq_label": label,
             "returns": sec.get("Returns"), "assumptions": sec.get("Assumptions"),
             "references": sec.get("References")}
@@ -154,6 +161,11 @@ def teaching_pages(root: str | Path | None = None) -> dict:
     return {"eq": eq, "text": text}
 
 
+def _module_references(module: str) -> str | None:
+    doc = importlib.import_module(f"helpers.models.{module}").__doc__
+    return _sections(doc).get("References") if doc else None
+
+
 def formula_entries(root: str | Path | None = None) -> list[Entry]:
     """One :class:`Entry` per public model function, in module then ``__all__`` order."""
     root = Path(root or ROOT)
@@ -168,7 +180,8 @@ def formula_entries(root: str | Path | None = None) -> list[Entry]:
         entries.append(Entry(
             module=module, name=name, summary=d["summary"], equation=d["equation"],
             eq_label=d["eq_label"], unit=unit_of(name, d["summary"], d["returns"]),
-            assumptions=d["assumptions"], references=d["references"], page=page,
+            assumptions=d["assumptions"], references=d["references"],
+            module_references=_module_references(module), page=page,
             page_label=_label_of(root / f"{page}.md") if page else None))
     return entries
 
@@ -181,6 +194,13 @@ def _md(text: str) -> str:
     return " ".join(text.split())
 
 
+def _md_items(text: str) -> list[str]:
+    """A References section as items: one per ``*``/``-`` bullet, or the whole text as one."""
+    items = re.split(r"(?m)^\s*[*-]\s+", text)
+    items = [_md(i) for i in items if i.strip()]
+    return items or [_md(text)]
+
+
 def formula_sheet_markdown(root: str | Path | None = None) -> Markdown:
     """The formula sheet as MyST markdown: one section per module, one entry per model."""
     entries = formula_entries(root)
@@ -191,6 +211,9 @@ def formula_sheet_markdown(root: str | Path | None = None) -> Markdown:
             current = e.module
             doc = (importlib.import_module(f"helpers.models.{e.module}").__doc__ or "").strip()
             out += [f"### `helpers.models.{e.module}`", "", _md(doc.split("\n\n")[0]), ""]
+            if e.module_references:
+                out += ["Sources for this module:", ""]
+                out += [f"- {item}" for item in _md_items(e.module_references)] + [""]
         out.append(f"**`{e.name}`**: {_md(e.summary)}")
         out.append("")
         if e.equation:
@@ -205,6 +228,9 @@ def formula_sheet_markdown(root: str | Path | None = None) -> Markdown:
         if e.assumptions:
             out.append(f"- assumptions: {_md(e.assumptions)}")
         if e.references:
-            out.append(f"- source: {_md(e.references)}")
+            items = _md_items(e.references)
+            out.append("- source: " + (items[0] if len(items) == 1 else "; ".join(items)))
+        elif e.module_references:
+            out.append("- source: the module's sources above")
         out.append("")
     return Markdown("\n".join(out))

@@ -36,7 +36,7 @@ def test_serving_diagram_is_animated_and_labels_every_box():
 
 
 def test_planned_pages_are_dashed_and_not_links():
-    # With an empty table of contents nothing is written: no links, every chip dashed.
+    # Every page is drawn once: as a link if it is in the toc, else as a dashed "(to come)" chip.
     svg = fig.stack_diagram(root=None, from_file="map").svg
     n_pages = len(load_map()["pages"])
     n_links = len(re.findall(r"<a href=", svg))

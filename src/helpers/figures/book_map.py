@@ -112,16 +112,16 @@ def stack_diagram(root=None, *, from_file: str = "map") -> Figure:
     return c.figure()
 
 
-# Box positions of the serving diagram (x, y, w, h) in a 1050 x 500 canvas.
+# Box positions of the serving diagram (x, y, w, h) in a 1050 x 420 canvas.
 _BOXES = {
-    "clients": (20, 180, 120, 62),
-    "gateway": (235, 180, 140, 62),
-    "api": (470, 180, 140, 62),
-    "prefill": (690, 80, 150, 62),
-    "decode": (690, 270, 150, 62),
-    "kv": (910, 270, 130, 62),
-    "gpus": (690, 390, 150, 62),
-    "weights": (910, 390, 130, 62),
+    "clients": (20, 70, 120, 62),
+    "gateway": (230, 70, 140, 62),
+    "api": (455, 70, 140, 62),
+    "prefill": (680, 70, 140, 62),
+    "decode": (680, 190, 140, 62),
+    "kv": (895, 190, 125, 62),
+    "gpus": (680, 310, 140, 62),
+    "weights": (895, 310, 125, 62),
 }
 
 
@@ -148,7 +148,7 @@ def serving_diagram(root=None, *, from_file: str = "map") -> Figure:
     data = load_map()
     toc = built_pages(root)
     serving = data["serving"]
-    width, height = 1050.0, 500.0
+    width, height = 1050.0, 420.0
     c = Canvas(width, height, "The serving system the book adds up to", uid="map-serving",
                description="Clients, gateway, API server, prefill and decode workers, KV-cache "
                            "store, weight store and GPU pool; each part links to its page.")
@@ -161,8 +161,8 @@ def serving_diagram(root=None, *, from_file: str = "map") -> Figure:
     # Boundaries first (behind everything).
     trust = serving["boundaries"]["trust"]
     fail = serving["boundaries"]["failure"]
-    for spec, (x, y, w, h), color in ((trust, (200, 30, 845, 445), PALETTE["accent"]),
-                                      (fail, (670, 55, 370, 412), PALETTE["compute"])):
+    for spec, (x, y, w, h), color in ((trust, (200, 20, 840, 372), PALETTE["accent"]),
+                                      (fail, (665, 42, 370, 342), PALETTE["compute"])):
         lk = link_of(spec["page"])
         tail = "" if lk else " (to come)"
         if lk:
@@ -208,9 +208,9 @@ def serving_diagram(root=None, *, from_file: str = "map") -> Figure:
             c.raw("</a>")
         else:
             c.rect(x, y, w, h, fill="none", stroke=BORDER, stroke_width=1.4, dash="5 4")
-            c.text(x + w / 2, y + h / 2 - 9, box["label"], size=13, weight="600", fill=MUTED)
-            c.text(x + w / 2, y + h / 2 + 9, box["sub"] + " (to come)", size=10, fill=MUTED,
-                   italic=True)
+            c.text(x + w / 2, y + h / 2 - 14, box["label"], size=13, weight="600", fill=MUTED)
+            c.text(x + w / 2, y + h / 2 + 3, box["sub"], size=10, fill=MUTED, italic=True)
+            c.text(x + w / 2, y + h / 2 + 18, "(to come)", size=10, fill=MUTED, italic=True)
 
     # One request travelling the path through the boxes' centres, its tokens streaming back.
     route = ["clients", "gateway", "api", "prefill", "decode"]
