@@ -279,7 +279,9 @@ def prefill_flop(cfg: TransformerConfig, *, seq_len: int, batch: int = 1,
 
 
 def decode_step_flop(cfg: TransformerConfig, *, context_len: int, batch: int = 1) -> float:
-    """FLOP of one decode step: one new token for each of ``batch`` sequences.
+    r"""FLOP of one decode step: one new token for each of ``batch`` sequences.
+
+    .. math:: F_{\text{step}} = B\, F_{\text{token}}(S)
 
     Each new token attends to ``context_len`` positions (the cached ones and itself):
     ``batch * forward_flop_per_token(cfg, context_len)``.
@@ -365,7 +367,11 @@ def kv_cache_bytes(*, batch: int, seq_len: int, n_layers: int, n_kv_heads: int,
 
 
 def kv_cache_bytes_per_token(cfg: TransformerConfig, bytes_per_element: float) -> float:
-    """KV-cache bytes one token of one sequence adds (bytes).
+    r"""KV-cache bytes one token of one sequence adds (bytes).
+
+    .. math:: Q_{kv} = 2\, L\, H_{kv}\, d_h\, b
+
+    with :math:`b` the bytes per element (:func:`kv_cache_bytes` with :math:`B = S = 1`).
 
     >>> kv_cache_bytes_per_token(LLAMA2_7B, 2.0) / 2**20
     0.5
@@ -375,7 +381,9 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, bytes_per_element: float) -
 
 
 def weight_bytes(n_params: float, bytes_per_element: float) -> float:
-    """Bytes of ``n_params`` weights stored at ``bytes_per_element`` each.
+    r"""Bytes of ``n_params`` weights stored at ``bytes_per_element`` each.
+
+    .. math:: Q_w = N\, b
 
     >>> weight_bytes(8.03e9, 2.0) / 1e9
     16.06
