@@ -73,7 +73,7 @@ def opening_animation(*, hbm_bytes_per_s: float = 4.8e12, pcie_bytes_per_s: floa
 
 def structure_diagram() -> Figure:
     """A GPU server's links, and the paths GPUDirect Storage and GPUDirect RDMA shorten."""
-    c = Canvas(800, 400, "The links inside a GPU server", uid="pcie-struct", description=(
+    c = Canvas(800, 420, "The links inside a GPU server", uid="pcie-struct", description=(
         "Diagram. At the top, a CPU with its DRAM. Below it the PCIe root complex, and a PCIe "
         "switch that connects two GPUs, an NVMe drive and a network card (NIC). The two GPUs "
         "are also joined directly by NVLink. A dashed path shows the classic route from NVMe "
@@ -88,25 +88,26 @@ def structure_diagram() -> Figure:
     c.box(300, 120, 200, 46, "PCIe root complex", color=PALETTE["neutral"], size=12.5)
     c.line(400, 76, 400, 118, stroke=PALETTE["neutral"], both=True)
     c.box(300, 210, 200, 46, "PCIe switch", color=PALETTE["neutral"], size=12.5)
-    c.line(400, 166, 400, 208, stroke=net, width=2.5, both=True)
+    c.line(400, 168, 400, 206, stroke=net, width=1.8, both=True)
     c.text(470, 188, "PCIe x16", size=11, fill=net, anchor="start")
     boxes = [(20, "GPU 0", "HBM", cmp), (200, "GPU 1", "HBM", cmp),
              (430, "NVMe drive", "weights on disk", host), (610, "NIC", "RDMA", net)]
     for x, label, sub, col in boxes:
         c.box(x, 310, 160, 56, label, sublabel=sub, color=col)
         c.line(x + 80, 308, 400 + (x + 80 - 400) * 0.15, 258, stroke=net, width=2, both=True)
-    c.path("M 180 352 L 198 352", stroke=acc)
-    c.line(180, 338, 200, 338, stroke=acc, width=4, both=True)
+    c.line(180, 338, 200, 338, stroke=acc, width=6)
     c.text(190, 384, "NVLink", size=11.5, fill=acc)
     # classic path: NVMe -> DRAM -> GPU (dashed), GPUDirect: NVMe -> GPU (solid accent)
-    c.path("M 530 308 C 560 200, 640 140, 660 78", stroke=MUTED, dash="5 4", arrow=True)
-    c.path("M 620 78 C 560 160, 200 160, 110 308", stroke=MUTED, dash="5 4", arrow=True)
-    c.text(690, 150, "without GPUDirect:", size=11, fill=MUTED, anchor="start")
-    c.text(690, 164, "via a bounce buffer", size=11, fill=MUTED, anchor="start")
+    c.path("M 510 308 L 510 284 L 785 284 L 785 48 L 764 48", stroke=MUTED, dash="5 4",
+           arrow=True)
+    c.path("M 660 20 L 660 8 L 8 8 L 8 338 L 16 338", stroke=MUTED, dash="5 4", arrow=True)
+    c.text(775, 140, "without GPUDirect (dashed):", size=11, fill=MUTED, anchor="end")
+    c.text(775, 154, "drive to host DRAM,", size=11, fill=MUTED, anchor="end")
+    c.text(775, 168, "then host DRAM to GPU", size=11, fill=MUTED, anchor="end")
     c.path("M 470 306 C 420 280, 330 280, 290 306", stroke=mem, width=2.2, arrow=True)
     c.text(380, 296, "GPUDirect Storage", size=11, fill=mem)
     c.path("M 650 366 C 560 398, 340 398, 280 368", stroke=mem, width=2.2, arrow=True)
-    c.text(470, 392, "GPUDirect RDMA", size=11, fill=mem)
+    c.text(470, 410, "GPUDirect RDMA", size=11, fill=mem)
     return c.figure()
 
 
