@@ -15,7 +15,7 @@ ENTRIES = bf.formula_entries(ROOT)
 # The number of public model functions whose docstrings lack an equation or a source when this
 # sheet was written. They may only fall: a new model must state both (CONVENTIONS section 3).
 MAX_WITHOUT_EQUATION = 45
-MAX_WITHOUT_REFERENCE = 97
+MAX_WITHOUT_REFERENCE = 34
 
 
 def test_every_public_model_function_is_on_the_sheet():
