@@ -12,9 +12,9 @@ Device-facing code lives here, apart from the pure models in :mod:`helpers.model
 from .env import environment
 from .sizes import has_cuda, pick, size_tier
 from .timing import (BenchResult, CacheFlusher, bench, clock_read_cost_s, clock_steps_ns,
-                     fresh_pages, matches, timer_resolution_s)
+                     fresh_pages, matches, sync, timer_resolution_s)
 from .toy_stream import ToyEvent, ToyStream, sleep_kernel
 
-__all__ = ["bench", "BenchResult", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s", "clock_steps_ns",
+__all__ = ["bench", "sync", "BenchResult", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s", "clock_steps_ns",
            "clock_read_cost_s", "environment", "pick", "size_tier", "has_cuda", "ToyStream",
            "ToyEvent", "sleep_kernel"]

@@ -209,7 +209,8 @@ def matches(reference, *, rtol: float = 1e-5, atol: float = 1e-8) -> Callable[[A
     return check
 
 
-def _sync(device: str) -> None:
+def sync(device: str) -> None:
+    """Wait until every kernel queued on ``device`` has finished (a no-op for ``"cpu"``)."""
     if device.startswith("cuda"):
         import torch
 
@@ -331,10 +332,10 @@ def bench(fn: Callable[[], Any], *, device: str = "cpu", name: str | None = None
     timer = _time_cuda if is_cuda else _time_cpu
 
     # First call, timed apart (compilation, allocation, cold caches), and checked.
-    _sync(device)
+    sync(device)
     t0 = time.perf_counter_ns()
     result = fn()
-    _sync(device)
+    sync(device)
     first_call_s = (time.perf_counter_ns() - t0) * 1e-9
     checked = False
     if check is not None:
@@ -355,9 +356,9 @@ def bench(fn: Callable[[], Any], *, device: str = "cpu", name: str | None = None
         wall_per_rep = (time.perf_counter() - warm_start) / warm_reps
         n_reps = int(min(max_reps, max(min_reps, math.ceil(budget_s / max(wall_per_rep, 1e-9)))))
 
-        _sync(device)
+        sync(device)
         samples = np.asarray(timer(fn, n_reps, number, flush, device), dtype=np.float64)
-        _sync(device)
+        sync(device)
 
     try:
         ci_low, ci_high, _ = stats.median_ci(samples, ci_level)

@@ -40,6 +40,7 @@ from helpers.bench.sizes import SIZE_ENV, has_cuda, size_tier
 
 __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
+           "reference_or_none",
            "progress", "run_cli", "provenance_line"]
 
 #: Version of the result-file layout; bump it when a field changes meaning.
@@ -138,6 +139,17 @@ def load_reference(lab: str) -> dict:
             f"no H200 reference for lab {lab!r} at {path}; it is produced on a GPU machine by "
             f"`python -m helpers.labs.{lab} --out labs/reference/h200`")
     return load_result(path)
+
+
+def reference_or_none(lab: str) -> dict | None:
+    """The H200 reference result of ``lab``, or None while it has not been measured.
+
+    Lab pages use it so that they still execute (and say so) before the GPU run.
+    """
+    try:
+        return load_reference(lab)
+    except FileNotFoundError:
+        return None
 
 
 def progress(iterable: Iterable, desc: str, total: int | None = None):

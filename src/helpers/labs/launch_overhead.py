@@ -44,8 +44,9 @@ import numpy as np
 # Imported first: on a machine without a GPU it selects Triton's interpreter, which must
 # happen before anything imports triton.
 from helpers.kernels import launch_overhead as kern  # noqa: I001
-from helpers.bench import bench, pick
-from helpers.labs.core import (lab_device, load_reference, new_result, progress, run_cli,
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict
 from helpers.models import launch
@@ -59,13 +60,6 @@ __all__ = ["LAB", "make_input", "chain", "check_chain", "capture_chain", "run",
            "main"]
 
 LAB = "launch_overhead"
-
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 def make_input(numel: int, device: str, seed: int = 0):
@@ -124,7 +118,7 @@ def _bench(fn: Callable, device: str, name: str) -> dict:
 def _time_eager(x, n: int, device: str) -> dict:
     before = x.clone()
     chain(x, n)
-    _sync(device)
+    sync(device)
     check_chain(x, before, n)  # correctness first
     return _bench(lambda: chain(x, n), device, f"eager_n{n}")
 
@@ -133,7 +127,7 @@ def _time_graph(x, n: int, device: str) -> dict:
     graph = capture_chain(x, n)
     before = x.clone()
     graph.replay()
-    _sync(device)
+    sync(device)
     check_chain(x, before, n)  # the replay really runs the n kernels on x
     out = _bench(graph.replay, device, f"graph_n{n}")
     del graph
@@ -144,7 +138,7 @@ def _time_batched(numel: int, device: str) -> dict:
     big = make_input(numel, device, seed=1)
     before = big.clone()
     big.neg_()
-    _sync(device)
+    sync(device)
     check_chain(big, before, 1)
     out = _bench(big.neg_, device, f"batched_{numel}")
     del big, before
@@ -155,11 +149,11 @@ def _host_enqueue_s(fn: Callable, device: str, n_reps: int) -> dict:
     """Host seconds to enqueue ``fn`` (perf_counter around the enqueue only; see module doc)."""
     samples = []
     for _ in range(n_reps):
-        _sync(device)  # start from an empty queue: nothing earlier is billed
+        sync(device)  # start from an empty queue: nothing earlier is billed
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)  # deliberately no synchronize: host cost only
-    _sync(device)
+    sync(device)
     return {"median_s": statistics.median(samples), "p20_s": float(np.percentile(samples, 20)),
             "p80_s": float(np.percentile(samples, 80)), "n_reps": n_reps}
 
@@ -186,7 +180,7 @@ def _occupancy_data(device: str) -> dict:
     for w in pick(small=[1, 4], full=[1, 2, 4, 8, 16]):
         y.fill_(float("nan"))  # poisoned: an unwritten element stays NaN and fails the check
         handle = kern.scale(x, y, alpha, block=block, num_warps=w)
-        _sync(device)
+        sync(device)
         if not torch.allclose(y.double(), ref, rtol=1e-6, atol=0):
             raise AssertionError(f"Triton scale kernel (num_warps={w}) gave wrong values")
         entry = {"kernel": "scale", "num_warps": w, "block": block, "numel": numel,
@@ -205,7 +199,7 @@ def _occupancy_data(device: str) -> dict:
     for w in pick(small=[4], full=[4, 8, 16]):
         out.fill_(float("nan"))
         handle = kern.rowsum(a, out, num_warps=w)
-        _sync(device)
+        sync(device)
         if not torch.allclose(out.double(), ref, rtol=1e-5, atol=0):
             raise AssertionError(f"Triton row-sum kernel (num_warps={w}) gave wrong values")
         entry = {"kernel": "rowsum", "num_warps": w, "block": n_cols, "numel": n_rows * n_cols,
@@ -294,10 +288,7 @@ def fits(result: dict) -> dict:
 
 def reference_or_none() -> dict | None:
     """The H200 reference result of this lab, or ``None`` if it has not been measured yet."""
-    try:
-        return load_reference(LAB)
-    except FileNotFoundError:
-        return None
+    return core.reference_or_none(LAB)
 
 
 def graphs_note(device: str) -> str:

@@ -31,8 +31,9 @@ import shutil
 from typing import Any, Callable
 
 from helpers import specs
-from helpers.bench import bench, has_cuda, pick
-from helpers.labs.core import (lab_device, load_reference, new_result, progress, run_cli,
+from helpers.bench import bench, has_cuda, pick, sync
+from helpers.labs import core
+from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import memory_access as mam
@@ -172,13 +173,6 @@ def _kernels():
     return k
 
 
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.synchronize()
-
-
 def _rand(shape, device: str, gen):
     """Uniform floats in [0.5, 1.5): random, never zero, on ``device``."""
     import torch
@@ -211,7 +205,7 @@ def check_kernels(device: str) -> dict:
     want = a.t().contiguous()
     naive = k.transpose_naive(a, block=16)
     tiled = k.transpose_tiled(a, block_m=16, block_n=16)
-    _sync(device)
+    sync(device)
     for name, got in (("transpose_naive", naive), ("transpose_tiled", tiled)):
         if not torch.equal(got, want):
             raise AssertionError(f"{name} disagrees with torch on a 37 x 53 matrix")
@@ -440,10 +434,7 @@ def run(device: str | None = None) -> dict:
 
 def reference_or_none() -> dict | None:
     """The H200 reference result of this lab, or None while it has not been measured."""
-    try:
-        return load_reference(LAB)
-    except FileNotFoundError:
-        return None
+    return core.reference_or_none(LAB)
 
 
 def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
@@ -559,7 +550,7 @@ def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdi
     def candidate(x, out):
         state["out"][out.numel():].fill_(float("nan"))
         k.transpose_with(kernel, x, out)
-        _sync(device)
+        sync(device)
         guard_check()
 
     return check_outputs(candidate, lambda x: x.t().contiguous(), make_inputs,

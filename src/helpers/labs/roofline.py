@@ -40,8 +40,9 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick
-from helpers.labs.core import (lab_device, load_reference, new_result, progress, run_cli,
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import roofline
@@ -85,13 +86,6 @@ def sweep_ks() -> list[int]:
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
 
 def _uniform(shape, gen, device: str, dtype=None):
     """Random values in [0.5, 1.5), drawn on the CPU from ``gen``, then moved to ``device``."""
@@ -237,7 +231,7 @@ def measure_matmul(device: str, gen) -> dict:
                     a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
                     fn = (lambda: torch.matmul(a, b))
                     c = fn()
-                    _sync(device)
+                    sync(device)
                     pick_rows = torch.randperm(n, generator=gen)[:8]
                     want = a.double()[pick_rows.to(device)].cpu() @ b.double().cpu()
                     got = c[pick_rows.to(device)].double().cpu()
@@ -272,7 +266,7 @@ def measure_sweep(device: str, gen) -> dict:
         fn = (lambda k=k: kern.fma_sweep(x, k, y))
         y.fill_(float("nan"))
         fn()
-        _sync(_triton_device(device))
+        sync(_triton_device(device))
         err = float((y.double() - kern.fma_reference(x64, k)).abs().max())
         tol = 4 * k * 2.0**-24 + 1e-6  # one rounding per FMA, values near 1
         if not err <= tol:  # also catches NaN (unwritten elements)
@@ -306,10 +300,7 @@ def run(device: str | None = None) -> dict:
 
 def reference_or_none() -> dict | None:
     """The H200 reference result, or None if it has not been measured yet."""
-    try:
-        return load_reference(LAB)
-    except FileNotFoundError:
-        return None
+    return core.reference_or_none(LAB)
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------

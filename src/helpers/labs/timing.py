@@ -32,9 +32,10 @@ import time
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import CacheFlusher, bench, matches, pick
+from helpers.bench import CacheFlusher, bench, matches, pick, sync
 from helpers.bench.timing import timer_resolution_s
 from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
+from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
 from helpers.models import roofline
@@ -46,13 +47,6 @@ __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asy
 LAB = "timing"
 METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
 OPERATIONS = ("matmul", "copy", "tiny_add", "l2_copy")
-
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 def operations(device: str) -> dict:
@@ -121,18 +115,18 @@ def time_four_ways(fn: Callable, device: str, n_reps: int = 30) -> dict:
     out: dict = {}
     samples = []
     for _ in range(n_reps):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)  # the mistake: no synchronize
-    _sync(device)
+    sync(device)
     out["host_no_sync_s"] = statistics.median(samples)
     samples = []
     for _ in range(n_reps):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         fn()
-        _sync(device)
+        sync(device)
         samples.append(time.perf_counter() - t0)
     out["host_sync_s"] = statistics.median(samples)
     if cuda:
@@ -213,10 +207,10 @@ def run(device: str | None = None) -> dict:
     m["timer_resolution_s"] = timer_resolution_s()
     cuda = device.startswith("cuda")
     for name, op in progress(list(ops.items()), desc="timing lab"):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         first = op["fn"]()  # the cold (first) call, timed apart
-        _sync(device)
+        sync(device)
         cold_s = time.perf_counter() - t0
         op["check"](first)  # correctness before any timing counts
         del first
@@ -263,12 +257,10 @@ def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
 
 def reference_or_none() -> dict | None:
     """The shipped H200 result, or None (with a one-line note) if it has not been measured yet."""
-    from helpers.labs.core import load_reference, reference_path
-
-    if not reference_path(LAB).exists():
+    ref = core.reference_or_none(LAB)
+    if ref is None:
         print("H200 reference not measured yet for this lab.")
-        return None
-    return load_reference(LAB)
+    return ref
 
 
 def grade_timer(timer: Callable[[Callable[[], None], Callable[[], None]], float],

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers.bench.timing import sync
+
 __all__ = ["VARIANTS", "variants_for", "make_workload", "run_steps", "record", "main"]
 
 VARIANTS = ("flawed", "nosync", "graph")
@@ -139,13 +141,6 @@ def run_steps(weights, n_steps: int, variant: str, eos_token: int = -1):
     return torch.cat(tokens).tolist()  # one read-back, after the loop
 
 
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize(device)
-
-
 def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32,
            width: int = 1024, n_layers: int = 4, vocab: int = 4096, repeats: int = 11) -> dict:
     """Profile both variants on ``device`` and write traces and a manifest into ``out_dir``.
@@ -183,15 +178,15 @@ def record(out_dir: str | os.PathLike, *, device: str = "cpu", n_steps: int = 32
     walls: dict = {v: [] for v in variants}
     for _ in range(repeats):
         for variant in variants:
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             run_steps(weights, n_steps, variant)
-            _sync(device)
+            sync(device)
             walls[variant].append(time.perf_counter() - t0)
     for variant in variants:
         with profile(activities=activities) as prof:
             run_steps(weights, n_steps, variant)
-            _sync(device)
+            sync(device)
         with tempfile.TemporaryDirectory() as tmp:
             raw = Path(tmp) / "trace.json"
             prof.export_chrome_trace(str(raw))
