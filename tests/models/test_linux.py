@@ -50,6 +50,7 @@ def test_exit_and_lost_work_against_a_simulated_drain():
         assert lm.graceful_exit_s(remaining) == pytest.approx(min(t, lm.K8S_GRACE_S), abs=dt)
     assert lm.graceful_exit_s([]) == 0.0
     assert lm.graceful_exit_s([45.0, 3.0]) == lm.K8S_GRACE_S  # cut by the 30 s default
+    assert lm.graceful_exit_s([45.0, 3.0], grace_s=None) == 45.0  # no deadline: what it needs
     assert lm.killed_work_s([]) == 0.0
     assert lm.killed_work_s([1.0, 2.5]) == 3.5
 

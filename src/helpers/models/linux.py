@@ -152,7 +152,7 @@ def _remaining(values: Sequence[float], name: str) -> list[float]:
     return out
 
 
-def graceful_exit_s(remaining_s: Sequence[float], grace_s: float = K8S_GRACE_S) -> float:
+def graceful_exit_s(remaining_s: Sequence[float], grace_s: float | None = K8S_GRACE_S) -> float:
     r"""Time from ``SIGTERM`` to exit for a server that drains: its longest in-flight request,
     unless the grace period ends first and ``SIGKILL`` follows.
 
@@ -163,8 +163,9 @@ def graceful_exit_s(remaining_s: Sequence[float], grace_s: float = K8S_GRACE_S) 
     remaining_s : sequence of float
         Service time left of each request in flight when the signal arrives, :math:`r_i \ge 0`
         (empty: nothing in flight).
-    grace_s : float
-        Grace period :math:`G` before the orchestrator sends ``SIGKILL`` (> 0).
+    grace_s : float or None
+        Grace period :math:`G` before the orchestrator sends ``SIGKILL`` (> 0); None for no
+        deadline (the time the drain needs).
 
     Returns
     -------
@@ -185,7 +186,8 @@ def graceful_exit_s(remaining_s: Sequence[float], grace_s: float = K8S_GRACE_S) 
     1.5
     """
     r = _remaining(remaining_s, "remaining_s")
-    return min(max(r, default=0.0), _positive("grace_s", grace_s))
+    need = max(r, default=0.0)
+    return need if grace_s is None else min(need, _positive("grace_s", grace_s))
 
 
 def killed_work_s(elapsed_s: Sequence[float]) -> float:
