@@ -150,6 +150,12 @@ def test_activations_korthikanti_table_2_forms():
         assert tp == pytest.approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
         assert sp == pytest.approx(par.activation_bytes_per_layer(**kw) / t)
         assert sp < tp
+        # the selective-recomputation rows of table 2: sbh(10 + 24/t) and sbh 34/t
+        assert par.activation_bytes_per_layer(**kw, tp=t, store_attention_scores=False) == \
+            pytest.approx(s * b * h * (10 + 24 / t))
+        assert par.activation_bytes_per_layer(**kw, tp=t, sequence_parallel=True,
+                                              store_attention_scores=False) == \
+            pytest.approx(s * b * h * 34 / t)
 
 
 def test_context_parallel_halves_the_linear_terms_and_quarters_the_scores():

@@ -15,8 +15,8 @@ References
 ----------
 Rajbhandari et al. (2020), "ZeRO", SC20: sections 3.1, 5 and 7, figure 1.
 Shoeybi et al. (2019), "Megatron-LM", arXiv:1909.08053: section 3, figure 3.
-Korthikanti et al. (2023), "Reducing activation recomputation in large transformer models",
-MLSys: section 4, table 2.
+Korthikanti et al. (2022), "Reducing activation recomputation in large transformer models",
+arXiv:2205.05198 (MLSys 2023): section 4, table 2.
 Huang et al. (2019), "GPipe", NeurIPS: section 2.3.
 Narayanan et al. (2021), "Efficient large-scale language model training on GPU clusters using
 Megatron-LM", SC21: section 2.2.
@@ -173,7 +173,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
 
 def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, n_heads: int,
                                tp: int = 1, sequence_parallel: bool = False,
-                               cp: int = 1) -> float:
+                               cp: int = 1, store_attention_scores: bool = True) -> float:
     r"""Bytes of activations one transformer layer stores for the backward pass, per rank.
 
     .. math::
@@ -202,6 +202,10 @@ def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, 
         replicates (the :math:`10\,sbh`), are split along the sequence too.
     cp : int
         :math:`c`, context-parallel degree: each rank keeps :math:`s/c` tokens of every sequence.
+    store_attention_scores : bool
+        False drops the :math:`5as/h` term: the attention scores, softmax and its dropout are
+        recomputed in the backward pass (Korthikanti's selective recomputation) or never
+        materialised (a fused, FlashAttention-style kernel).
 
     Returns
     -------
@@ -210,15 +214,15 @@ def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, 
 
     Assumptions
     -----------
-    GPT-style layer (attention and a 4h MLP), no recomputation, no fused attention kernel (the
-    :math:`5as^2b` attention scores and softmax are stored; a FlashAttention-style kernel drops
-    that term). Context parallelism is modelled as a shorter sequence on each rank, which is
+    GPT-style layer (attention and a 4h MLP, 16-bit activations), no full recomputation. A
+    Llama-style layer (SwiGLU MLP, grouped K/V) has different constants; the formula is then an
+    estimate. Context parallelism is modelled as a shorter sequence on each rank, which is
     exact for the linear terms and an upper bound on the attention term (ring attention holds
     one block of scores at a time).
 
     References
     ----------
-    Korthikanti et al. (2023), section 4.1 (equation 1, :math:`sbh(34 + 5as/h)`) and table 2.
+    Korthikanti et al. (2022), section 4.1 (equation 1, :math:`sbh(34 + 5as/h)`) and table 2.
 
     Examples
     --------
@@ -232,13 +236,16 @@ def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, 
     a = _positive_int("n_heads", n_heads)
     t = _positive_int("tp", tp)
     c = _positive_int("cp", cp)
-    if not isinstance(sequence_parallel, bool):
-        raise ValueError(f"sequence_parallel must be True or False, got {sequence_parallel!r}")
+    for name, flag in (("sequence_parallel", sequence_parallel),
+                       ("store_attention_scores", store_attention_scores)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name} must be True or False, got {flag!r}")
     s_rank = s / c
     sbh = s_rank * b * h
+    scores = 5.0 * a * s_rank / h if store_attention_scores else 0.0
     if sequence_parallel:
-        return sbh / t * (34.0 + 5.0 * a * s_rank / h)
-    return sbh * (10.0 + 24.0 / t + 5.0 * a * s_rank / (h * t))
+        return sbh / t * (34.0 + scores)
+    return sbh * (10.0 + 24.0 / t + scores / t)
 
 
 # --- pipeline parallelism ------------------------------------------------------------------
@@ -398,8 +405,7 @@ def ring_allreduce_bytes_per_rank(message_bytes: float, n_ranks: int) -> float:
 
     References
     ----------
-    Patarasuk and Yuan (2009), "Bandwidth optimal all-reduce algorithms for clusters of
-    workstations", JPDC 69(2); Rajbhandari et al. (2020), section 7.1 (":math:`2\Psi`").
+    Rajbhandari et al. (2020), section 7.1 (":math:`2\Psi`").
 
     Examples
     --------
@@ -497,7 +503,7 @@ def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
     References
     ----------
     Shoeybi et al. (2019), section 3 and figure 4 ("two all-reduce operations in the forward
-    path and two in the backward path"); Korthikanti et al. (2023), section 4.2.2.
+    path and two in the backward path"); Korthikanti et al. (2022), section 4.2.2.
 
     Examples
     --------
