@@ -229,7 +229,8 @@ def zero_memory_figure(n_params: float, *, dp: int, capacity_bytes: float | None
         ax.bar(labels, vals, bottom=bottoms, color=color, label=name, width=0.6)
         bottoms = [b + v for b, v in zip(bottoms, vals)]
     for i, tot in enumerate(bottoms):
-        ax.text(i, tot, f"{tot:.3g} GB", ha="center", va="bottom", fontsize=9)
+        ax.text(i, tot, f"{tot:,.0f} GB" if tot >= 100 else f"{tot:.3g} GB", ha="center",
+                va="bottom", fontsize=9)
     if capacity_bytes is not None:
         ax.axhline(capacity_bytes / 1e9, color=PALETTE["accent"], linestyle="--", linewidth=1.2)
         ax.text(-0.4, capacity_bytes / 1e9, "one GPU's memory", ha="left", va="bottom",

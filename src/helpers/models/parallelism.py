@@ -19,8 +19,9 @@ Korthikanti et al. (2022), "Reducing activation recomputation in large transform
 arXiv:2205.05198 (MLSys 2023): section 4, table 2.
 Huang et al. (2019), "GPipe", NeurIPS: section 2.3.
 Narayanan et al. (2021), "Efficient large-scale language model training on GPU clusters using
-Megatron-LM", SC21: section 2.2.
-Fedus, Zoph and Shazeer (2022), "Switch Transformers", JMLR 23: section 2.2.
+Megatron-LM", SC21: sections 2.2, 3 and 4.1.
+Fedus, Zoph and Shazeer (2022), "Switch Transformers", JMLR 23: sections 2.2 and 5.
+Lepikhin et al. (2021), "GShard", ICLR.
 """
 
 from __future__ import annotations
@@ -597,8 +598,8 @@ def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k
 
     References
     ----------
-    Lepikhin et al. (2021), "GShard", ICLR: section 2.2 (dispatch and combine all-to-alls);
-    Fedus, Zoph and Shazeer (2022), section 2.2.
+    Lepikhin et al. (2021), "GShard", ICLR (the dispatch and combine all-to-alls of its
+    sharded MoE layer); Fedus, Zoph and Shazeer (2022), sections 2.2 and 5.
 
     Examples
     --------
@@ -823,7 +824,8 @@ def expert_params_per_rank(*, dense_params: float, expert_params: float, ep: int
 
     References
     ----------
-    Lepikhin et al. (2021), "GShard", section 2.2; Fedus, Zoph and Shazeer (2022), section 5.
+    Lepikhin et al. (2021), "GShard"; Fedus, Zoph and Shazeer (2022), section 5 (data, model
+    and expert parallelism).
 
     Examples
     --------
@@ -867,8 +869,8 @@ def rank_coordinates(rank: int, *, dp: int, tp: int, pp: int) -> tuple[int, int,
 
     References
     ----------
-    Narayanan et al. (2021), section 3.3 (tensor parallelism within a node, pipeline across
-    nodes).
+    Narayanan et al. (2021), section 3 (takeaway 1: tensor parallelism up to the GPUs of one
+    server, pipeline parallelism across servers).
 
     Examples
     --------
@@ -906,7 +908,7 @@ def rank_of(*, i_d: int, i_p: int, i_t: int, dp: int, tp: int, pp: int) -> int:
 
     References
     ----------
-    Narayanan et al. (2021), section 3.3.
+    Narayanan et al. (2021), section 3.
 
     Examples
     --------
