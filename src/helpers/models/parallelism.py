@@ -60,7 +60,7 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
                                     weight_bytes_per_param: float = 2.0,
                                     grad_bytes_per_param: float = 2.0,
                                     optimizer_bytes_per_param: float = 12.0) -> float:
-    r"""Bytes of model state (weights, gradients, optimizer state) held by one data-parallel rank.
+    r"""Model state (bytes) held by one data-parallel rank: weights, gradients, optimizer state.
 
     .. math::
        M_0 = (2 + 2 + K)\Psi,\quad M_1 = (2+2)\Psi + \frac{K\Psi}{N_d},\quad
@@ -121,7 +121,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
                                zero_stage: int = 0, weight_bytes_per_param: float = 2.0,
                                grad_bytes_per_param: float = 2.0,
                                optimizer_bytes_per_param: float = 12.0) -> float:
-    r"""Bytes of model state on one rank of a ``dp x tp x pp`` mesh (ZeRO over the dp axis).
+    r"""Model state (bytes) on one rank of a ``dp x tp x pp`` mesh, with ZeRO over the dp axis.
 
     .. math:: M = M_z\!\left(\frac{\Psi}{t\,p},\ N_d\right)                     (eq-par-mesh-state)
 
@@ -175,7 +175,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
 def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, n_heads: int,
                                tp: int = 1, sequence_parallel: bool = False,
                                cp: int = 1, store_attention_scores: bool = True) -> float:
-    r"""Bytes of activations one transformer layer stores for the backward pass, per rank.
+    r"""Activations (bytes) one transformer layer stores for the backward pass, per rank.
 
     .. math::
        A = s b h \left(10 + \frac{24}{t} + \frac{5 a s}{h t}\right)\ \text{(tensor parallel)},
@@ -253,7 +253,7 @@ def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, 
 
 def pipeline_in_flight_microbatches(*, pp: int, n_microbatches: int, schedule: str = "1f1b",
                                     stage: int = 0) -> int:
-    r"""Micro-batches whose activations one pipeline stage holds at its peak.
+    r"""Micro-batches (count) whose activations one pipeline stage holds at its peak.
 
     .. math:: n_{\text{GPipe}} = m, \qquad n_{\text{1F1B}}(i) = \min(p - i,\ m)   (eq-par-inflight)
 
@@ -305,7 +305,7 @@ def pipeline_in_flight_microbatches(*, pp: int, n_microbatches: int, schedule: s
 
 
 def pipeline_bubble_fraction(*, pp: int, n_microbatches: int, chunks: int = 1) -> float:
-    r"""Fraction of a pipeline step's time that each stage is idle (the bubble).
+    r"""Fraction (dimensionless) of a pipeline step's time that each stage is idle: the bubble.
 
     .. math:: \beta = \frac{p - 1}{v m + p - 1}                                (eq-par-bubble)
 
@@ -347,7 +347,7 @@ def pipeline_bubble_fraction(*, pp: int, n_microbatches: int, chunks: int = 1) -
 
 
 def pipeline_bubble_ratio(*, pp: int, n_microbatches: int, chunks: int = 1) -> float:
-    r"""Pipeline bubble time divided by the ideal (bubble-free) step time.
+    r"""Pipeline bubble time divided by the ideal, bubble-free step time (dimensionless).
 
     .. math:: \frac{t_{pb}}{t_{id}} = \frac{1}{v}\cdot\frac{p-1}{m}          (eq-par-bubble-ratio)
 
@@ -384,7 +384,7 @@ def pipeline_bubble_ratio(*, pp: int, n_microbatches: int, chunks: int = 1) -> f
 # --- communication per step -----------------------------------------------------------------
 
 def ring_allreduce_bytes_per_rank(message_bytes: float, n_ranks: int) -> float:
-    r"""Bytes each rank sends in a ring all-reduce of a ``message_bytes`` buffer.
+    r"""Data each rank sends (bytes) in a ring all-reduce of a ``message_bytes`` buffer.
 
     .. math:: V = 2\,\frac{n-1}{n}\,D                                          (eq-par-ring)
 
@@ -420,7 +420,7 @@ def ring_allreduce_bytes_per_rank(message_bytes: float, n_ranks: int) -> float:
 
 def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int = 0,
                                       bytes_per_param: float = 2.0) -> float:
-    r"""Bytes one data-parallel rank sends per training step to keep the replicas in step.
+    r"""Data one data-parallel rank sends per training step (bytes) to keep the replicas equal.
 
     .. math:: V_{0,1,2} = 2\,\frac{N_d-1}{N_d}\,\Psi b, \qquad
               V_3 = 3\,\frac{N_d-1}{N_d}\,\Psi b                              (eq-par-dp-comm)
@@ -471,7 +471,7 @@ def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: i
 
 def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
                                          bytes_per_element: float = 2.0) -> float:
-    r"""Bytes one tensor-parallel rank sends per transformer layer, forward and backward.
+    r"""Data one tensor-parallel rank sends per transformer layer (bytes), forward and backward.
 
     .. math:: V = 4 \cdot 2\,\frac{t-1}{t}\; T h\, b                          (eq-par-tp-comm)
 
@@ -520,7 +520,7 @@ def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
 
 def pipeline_p2p_bytes_per_rank(*, tokens: int, d_model: int, n_microbatches: int,
                                 bytes_per_element: float = 2.0) -> float:
-    r"""Bytes an interior pipeline stage sends per step: activations forward, gradients back.
+    r"""Data an interior pipeline stage sends per step (bytes): activations on, gradients back.
 
     .. math:: V = 2\, m\, T h\, b                                             (eq-par-pp-comm)
 
@@ -566,7 +566,7 @@ def pipeline_p2p_bytes_per_rank(*, tokens: int, d_model: int, n_microbatches: in
 
 def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k: int = 1,
                                     bytes_per_element: float = 2.0) -> float:
-    r"""Bytes one expert-parallel rank sends per mixture-of-experts layer, forward and backward.
+    r"""Data one expert-parallel rank sends per mixture-of-experts layer (bytes), both passes.
 
     .. math:: V = 4\,\frac{e-1}{e}\; k\, T h\, b                               (eq-par-ep-comm)
 
@@ -618,7 +618,7 @@ def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k
 
 def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: float = 1.0,
                            top_k: int = 1) -> int:
-    r"""Tokens each expert accepts per batch; the rest of its tokens are dropped.
+    r"""Token slots (tokens) of each expert per batch; tokens beyond them are dropped.
 
     .. math:: C = \left\lfloor \frac{k\,T}{E}\cdot \text{CF} \right\rfloor     (eq-par-capacity)
 
@@ -660,7 +660,7 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
 
 
 def dropped_tokens(expert_loads, capacity: int) -> int:
-    r"""Tokens dropped when experts receive ``expert_loads`` tokens and accept ``capacity`` each.
+    r"""Tokens dropped (count) when experts receive ``expert_loads`` and accept ``capacity`` each.
 
     .. math:: D = \sum_{i=1}^{E} \max(0,\ n_i - C)                           (eq-par-dropped)
 
@@ -700,7 +700,7 @@ def dropped_tokens(expert_loads, capacity: int) -> int:
 
 def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
                                       capacity_factor: float = 1.0) -> float:
-    r"""Expected share of tokens dropped when each token picks an expert uniformly at random.
+    r"""Expected share of tokens dropped (dimensionless) under uniform random top-1 routing.
 
     .. math:: \frac{\mathbb{E}[D]}{T} = \frac{E}{T}\sum_{n > C} (n - C)\binom{T}{n}
               E^{-n}\,(1 - 1/E)^{T-n}                                       (eq-par-drop-uniform)
@@ -755,7 +755,7 @@ def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
 
 
 def load_balance_loss(token_fractions, router_probs) -> float:
-    r"""Switch Transformer's auxiliary load-balancing loss (without its :math:`\alpha`).
+    r"""Switch Transformer's auxiliary load-balancing loss (dimensionless), without its weight.
 
     .. math:: \mathcal{L} = E \sum_{i=1}^{E} f_i P_i                          (eq-par-balance)
 
@@ -799,7 +799,7 @@ def load_balance_loss(token_fractions, router_probs) -> float:
 
 
 def expert_params_per_rank(*, dense_params: float, expert_params: float, ep: int) -> float:
-    r"""Parameters one rank holds when the experts are spread over ``ep`` ranks.
+    r"""Parameters (count) one rank holds when the experts are spread over ``ep`` ranks.
 
     .. math:: \Psi_{\text{rank}} = \Psi_{\text{dense}} + \frac{\Psi_{\text{experts}}}{e}
                                                                              (eq-par-ep-params)
@@ -845,7 +845,7 @@ def _mesh(dp, tp, pp):
 
 
 def rank_coordinates(rank: int, *, dp: int, tp: int, pp: int) -> tuple[int, int, int]:
-    r"""(data, pipeline, tensor) coordinates of a global rank; tensor varies fastest.
+    r"""Coordinates of a global rank in the mesh (integers): data, pipeline, tensor.
 
     .. math:: r = i_t + t\,(i_d + N_d\, i_p), \qquad 0 \le r < N_d\, t\, p     (eq-par-rank)
 
@@ -886,7 +886,7 @@ def rank_coordinates(rank: int, *, dp: int, tp: int, pp: int) -> tuple[int, int,
 
 
 def rank_of(*, i_d: int, i_p: int, i_t: int, dp: int, tp: int, pp: int) -> int:
-    r"""Global rank of mesh coordinates; the inverse of :func:`rank_coordinates`.
+    r"""Global rank (integer) of mesh coordinates; the inverse of :func:`rank_coordinates`.
 
     .. math:: r = i_t + t\,(i_d + N_d\, i_p)
 
