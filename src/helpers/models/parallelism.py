@@ -644,8 +644,8 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
 
     References
     ----------
-    Fedus, Zoph and Shazeer (2022), section 2.2, equation 3 ("expert capacity = tokens per
-    batch / number of experts x capacity factor").
+    Fedus, Zoph and Shazeer (2022), section 2.2 ("expert capacity = tokens per batch / number
+    of experts x capacity factor").
 
     Examples
     --------
@@ -778,7 +778,8 @@ def load_balance_loss(token_fractions, router_probs) -> float:
 
     References
     ----------
-    Fedus, Zoph and Shazeer (2022), section 2.2, equations 4-6.
+    Fedus, Zoph and Shazeer (2022), section 2.2 (the differentiable load-balancing loss,
+    :math:`\alpha N \sum_i f_i P_i`).
 
     Examples
     --------
