@@ -2,4 +2,6 @@
 
 * :mod:`helpers.sim.queue`: a discrete-event simulation of a first-come-first-served
   single-server queue (Poisson arrivals and exponential service by default: the M/M/1 queue).
+* :mod:`helpers.sim.pipeline`: the schedule of a pipeline-parallel training step (GPipe, 1F1B,
+  interleaved 1F1B), each operation started as early as its rank and its inputs allow.
 """
