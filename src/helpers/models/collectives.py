@@ -27,8 +27,8 @@ Taught in {ref}`sec-collectives`; measured in {ref}`sec-lab-collectives`.
 References
 ----------
 * Thakur, R., Rabenseifner, R. and Gropp, W. (2005), "Optimization of Collective Communication
-  Operations in MPICH", Int. J. High Performance Computing Applications 19(1), 49-66, Sec. 4
-  (the cost of each algorithm in alpha, beta, gamma).
+  Operations in MPICH", Int. J. High Performance Computing Applications 19(1), 49-66 (the
+  cost of each algorithm in alpha, beta, gamma; restated in MPICH's ``src/mpi/coll`` sources).
 * Patarasuk, P. and Yuan, X. (2009), "Bandwidth optimal all-reduce algorithms for clusters of
   workstations", J. Parallel Distrib. Comput. 69(2), 117-124 (the ring all-reduce and its
   lower bound :math:`2\frac{p-1}{p}n\beta`).
@@ -112,8 +112,9 @@ def ring_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
 
     References
     ----------
-    Patarasuk and Yuan (2009), J. Parallel Distrib. Comput. 69(2), Sec. 3: the ring all-reduce
-    and its bandwidth lower bound; Thakur, Rabenseifner and Gropp (2005), Sec. 4.4.
+    Patarasuk and Yuan (2009), J. Parallel Distrib. Comput. 69(2), 117-124: the ring
+    all-reduce and the lower bound on the data each rank must send; Thakur, Rabenseifner and
+    Gropp (2005): reduce-scatter followed by all-gather for long messages.
 
     Examples
     --------
@@ -148,7 +149,8 @@ def reduce_scatter_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.5 (Reduce-scatter, pairwise/ring cost).
+    Thakur, Rabenseifner and Gropp (2005), reduce-scatter for long messages (pairwise
+    exchange, the same cost as a ring).
 
     >>> reduce_scatter_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
@@ -181,7 +183,8 @@ def all_gather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.1 (Allgather, ring algorithm).
+    Thakur, Rabenseifner and Gropp (2005), ring all-gather; the same cost is stated in MPICH's
+    ``src/mpi/coll/allgather/allgather_intra_ring.c``.
 
     >>> all_gather_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
@@ -218,7 +221,9 @@ def all_to_all_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.6 (Alltoall, pairwise exchange).
+    Thakur, Rabenseifner and Gropp (2005), pairwise-exchange all-to-all; MPICH's
+    ``alltoall_intra_pairwise.c`` states it as :math:`(p-1)\alpha + n'\beta` with :math:`n'`
+    the bytes a rank sends to the others, i.e. :math:`\frac{p-1}{p}n` here.
 
     >>> all_to_all_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
@@ -256,7 +261,8 @@ def broadcast_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte:
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.2 (Broadcast, binomial tree).
+    Thakur, Rabenseifner and Gropp (2005), binomial-tree broadcast for short messages; MPICH's
+    ``bcast_intra_binomial.c`` states the same cost.
 
     >>> round(broadcast_time_s(1e6, 8, 1e-6, 1e-9), 12)
     0.003003
@@ -295,7 +301,8 @@ def tree_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.4 (Allreduce: reduce followed by broadcast).
+    Thakur, Rabenseifner and Gropp (2005): binomial-tree reduce and broadcast, each
+    :math:`\lceil\log_2 p\rceil(\alpha + n\beta)` without the reduction's :math:`\gamma`.
 
     >>> round(tree_allreduce_time_s(1e3, 8, 1e-6, 1e-9), 12)
     1.2e-05
@@ -344,7 +351,7 @@ def collective_time_s(collective: str, message_bytes, ranks: int, alpha_s: float
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Sec. 4.
+    Thakur, Rabenseifner and Gropp (2005), the cost of each algorithm.
 
     >>> collective_time_s("all_reduce", 1e6, 4, 1e-6, 1e-9) == ring_allreduce_time_s(1e6, 4, 1e-6, 1e-9)
     True
