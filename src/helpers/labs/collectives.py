@@ -261,7 +261,8 @@ def run(device: str | None = None) -> dict:
     if cuda and n_gpu >= 2:
         import torch
 
-        result["settings"]["nccl_version"] = ".".join(map(str, torch.cuda.nccl.version()))
+        v = torch.cuda.nccl.version()
+        result["settings"]["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
         groups.insert(0, ("nccl", n_gpu, nccl_sizes_bytes()))
     elif cuda:
         note = (f"NCCL needs 2 GPUs and this machine has {n_gpu}: only the gloo groups "
