@@ -18,6 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..models import collectives as model
+import matplotlib.pyplot as plt
+
 from .style import COLORS, new_figure
 from .svg import BORDER, MUTED, PALETTE, TEXT, Canvas, Figure, _num, esc
 
@@ -198,6 +200,7 @@ def cost_figure(ranks: int, alpha_s: float, beta_s_per_byte: float, *,
     if marker_bytes is not None:
         for a in (ax, bx):
             a.axvline(marker_bytes, color=COLORS["accent"], lw=1.1, alpha=0.7)
+    plt.close(fig)
     return fig
 
 
@@ -218,6 +221,7 @@ def measured_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8.5)
+    plt.close(fig)
     return fig
 
 
@@ -238,4 +242,5 @@ def busbw_figure(runs: Mapping[str, Sequence[dict]], *, link_bytes_per_s: float 
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8.5)
+    plt.close(fig)
     return fig
