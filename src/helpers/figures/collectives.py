@@ -38,8 +38,8 @@ def ring_states(p: int) -> tuple[list[list[tuple[int, int, int]]], list[np.ndarr
     state is all ``p`` (every rank holds the full sum of every chunk).
 
     >>> sends, states = ring_states(4)
-    >>> len(sends), states[3].tolist()[0], states[-1].min()
-    (6, [1, 4, 1, 1], 4)
+    >>> len(sends), states[3].tolist()[0], int(states[-1].min())
+    (6, [1, 4, 3, 2], 4)
     """
     count = np.ones((p, p), dtype=int)
     sends, states = [], [count.copy()]
