@@ -395,16 +395,16 @@ def prose_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[str, st
     link = gpu.nvlink.per_direction_bytes_per_s
     nccl = _fit_numbers(result, "nccl", None, "all_reduce")
     out = {"nccl_ranks": fmt(nccl["ranks"], "d"),
-           "nccl_alpha_us": fmt(nccl["alpha_s"], ".3g", 1e-6),
+           "nccl_alpha_us": fmt(nccl["alpha_s"], ".4g", 1e-6),
            "nccl_bw_gbs": fmt(nccl["bw"], ".3g", 1e9),
            "nccl_worst_pct": fmt(nccl["worst"], ".0f", 0.01),
            "nccl_busbw_gbs": fmt(nccl["busbw"], ".3g", 1e9),
            "nccl_size_mib": fmt(nccl["size"], ".4g", 2**20),
            "nccl_busbw_link_pct": fmt(nccl["busbw"] / link if nccl["busbw"] else None, ".0f", 0.01),
-           "nccl_n_half_kib": fmt(nccl["n_half"], ".3g", 2**10)}
+           "nccl_n_half_kib": fmt(nccl["n_half"], ".4g", 2**10)}
     for p in GLOO_RANKS:
         g = _fit_numbers(result, "gloo", p, "all_reduce")
-        out.update({f"gloo{p}_alpha_us": fmt(g["alpha_s"], ".3g", 1e-6),
+        out.update({f"gloo{p}_alpha_us": fmt(g["alpha_s"], ".4g", 1e-6),
                     f"gloo{p}_bw_mbs": fmt(g["bw"], ".0f", 1e6),
                     f"gloo{p}_worst_pct": fmt(g["worst"], ".0f", 0.01),
                     f"gloo{p}_busbw_mbs": fmt(g["busbw"], ".0f", 1e6),
