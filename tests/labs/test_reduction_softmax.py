@@ -210,3 +210,12 @@ def test_grader_passes_the_book_kernel_and_catches_a_missing_max():
     assert wrong.status == "FAIL" and "wrong values" in str(wrong)
     with pytest.raises(ValueError, match="CUDA"):
         lab.grade_softmax_speed(kern.softmax, device="cpu")
+
+
+@given(st.integers(1, 1 << 14), st.integers(1, 1 << 14))
+def test_unfused_traffic_is_the_triton_tutorials_count(m, n):
+    # Triton's fused-softmax tutorial counts the naive torch softmax of an M x N matrix as
+    # "read 5MN + 2M elements ; wrote 3MN + 2M elements"
+    passes = lab.unfused_passes(m, n, 1)
+    assert sum(r for _, r, _ in passes) == 5 * m * n + 2 * m
+    assert sum(w for _, _, w in passes) == 3 * m * n + 2 * m

@@ -52,7 +52,8 @@ from helpers.labs import core, report
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 
-__all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "col_sizes", "tensor_bytes",
+__all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
+           "col_sizes", "tensor_bytes",
            "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
            "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
            "reference_or_none", "point_rows", "target_check", "summary", "comparison_rows",
@@ -69,13 +70,16 @@ DTYPES = {"fp32": ("float32", 4), "bf16": ("bfloat16", 2)}
 ELEMENT_BYTES = {name: b for name, (_, b) in DTYPES.items()}
 #: Operations timed at each point; the Triton ones only on a GPU.
 OPS = ("torch_sum", "triton_sum", "torch_softmax", "triton_softmax", "unfused_softmax")
+#: Row lengths of the full (GPU) and small (CPU) runs; one small length is not a power of two.
+FULL_COLS = (1024, 2048, 4096, 8192, 16384)
+SMALL_COLS = (256, 1000, 4096)
 
 
 # --- sizes and byte counts ------------------------------------------------------------------
 
 def col_sizes() -> list[int]:
     """Row lengths (columns): 1024 to 16384 on a GPU; three short ones, one odd, on a CPU."""
-    return pick(small=[256, 1000, 4096], full=[1024, 2048, 4096, 8192, 16384])
+    return list(pick(small=SMALL_COLS, full=FULL_COLS))
 
 
 def tensor_bytes() -> int:
@@ -485,10 +489,37 @@ def grade_softmax(softmax_fn: Callable, device: str | None = None, trials: int =
 
     device = device or lab_device()
     rows, cols = _grading_shape()
-    return check_outputs(softmax_fn, lambda x: torch.softmax(x, dim=-1),
-                         grading_inputs(rows, cols, device), name="fused softmax",
-                         trials=trials, make_output=lambda x: torch.empty_like(x),
-                         device=device)
+    make = grading_inputs(rows, cols, device)
+    verdict = check_outputs(softmax_fn, lambda x: torch.softmax(x, dim=-1), make,
+                            name="fused softmax", trials=trials,
+                            make_output=lambda x: torch.empty_like(x), device=device)
+    if verdict.status == "FAIL" and "NaN" in str(verdict):
+        hint = _overflow_hint(softmax_fn, make, device)
+        if hint:
+            verdict.reasons.append(hint)
+    return verdict
+
+
+def _overflow_hint(softmax_fn: Callable, make, device: str) -> str | None:
+    """Why a softmax left NaN: if only rows holding values beyond fp32's exp range did, the
+    exponentials overflowed (inf / inf), which subtracting the row's maximum prevents."""
+    import numpy as np
+    import torch
+
+    (x,) = make(torch.Generator().manual_seed(0))
+    out = torch.full_like(x, float("nan"))
+    try:
+        with np.errstate(all="ignore"):  # the interpreter computes with NumPy
+            softmax_fn(x, out)
+        sync(device)
+    except Exception:  # noqa: BLE001 - the verdict already reports the crash
+        return None
+    bad = torch.isnan(out).any(dim=-1).cpu()
+    big = (x.abs().amax(dim=-1) > 88.7).cpu()
+    if bool(bad.any()) and bool((bad <= big).all()) and bool((~bad & ~big).any()):
+        return ("NaN appears only in rows with values beyond 88.7, where exp overflows in fp32: "
+                "subtract each row's maximum before exponentiating")
+    return None
 
 
 def _grading_reference(device: str) -> dict:
