@@ -32,7 +32,7 @@ def opening_animation(period_s: float = 8.0) -> Figure:
     """Trips of the tensor between HBM and the SMs: unfused (8) beside fused (2)."""
     if not period_s > 0:
         raise ValueError(f"period_s must be > 0, got {period_s!r}")
-    c = Canvas(760, 270, "Unfused softmax: eight trips of the tensor; fused: two",
+    c = Canvas(760, 290, "Unfused softmax: eight trips of the tensor; fused: two",
                "labred-open", description="Left: max, subtract, exp, sum and divide run as "
                "five kernels; each reads the whole tensor from HBM and three write a whole "
                "tensor back. Right: one fused kernel reads each row once, keeps its maximum "
@@ -66,7 +66,7 @@ def opening_animation(period_s: float = 8.0) -> Figure:
     for k, (x1, y1, x2, y2) in enumerate(fused):
         c.moving_dot(f"M{x1},{y1} L{x2},{y2}", dur_s=period_s, begin_s=k * period_s / 2, r=5,
                      color=PALETTE["memory"] if y1 > y2 else PALETTE["accent"])
-    c.text(380, 150, "bytes moved: 8N (unfused) against 2N (fused)", size=12, fill=MUTED)
+    c.text(380, 274, "bytes moved: 8N (unfused) against 2N (fused)", size=12, fill=MUTED)
     return c.figure()
 
 

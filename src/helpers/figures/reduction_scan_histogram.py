@@ -34,8 +34,8 @@ def opening_animation(values: Sequence[int] = (3, 1, 7, 0, 4, 1, 6, 3),
     if n < 2 or n > 16 or n & (n - 1):
         raise ValueError(f"values must hold a power of two between 2 and 16 numbers, got {n}")
     levels = pp.tree_reduction_span(n)
-    cell, x0, dy = 80.0, 30.0, 62.0
-    width = x0 * 2 + n * cell
+    cell, x0, dy, label_w = 72.0, 24.0, 62.0, 150.0
+    width = x0 * 2 + n * cell + label_w
     height = 70 + levels * dy + 40
     c = Canvas(width, height, f"A tree reduction of {n} values in {levels} steps", "red-open",
                description=f"{n} numbers are added in pairs, then pairs of sums, until one "
@@ -76,7 +76,7 @@ def opening_animation(values: Sequence[int] = (3, 1, 7, 0, 4, 1, 6, 3),
                     f'{len(new_row)} addition{"s" if len(new_row) > 1 else ""}</text>')
         c.raw(f'<g opacity="0">{show}{"".join(body)}</g>')
         row, xs = new_row, new_xs
-    c.text(width / 2, height - 16, f"work {pp.tree_reduction_work(n)} additions, span {levels} "
+    c.text((width - label_w) / 2, height - 16, f"work {pp.tree_reduction_work(n)} additions, span {levels} "
            f"steps", size=12.5, fill=MUTED)
     c.mark_animated()
     return c.figure()
