@@ -143,7 +143,8 @@ def test_cpu_run_writes_a_complete_result(cpu_result):
         assert p["tensor_bytes"] <= lab.tensor_bytes()
     checked = m["triton_checked"]
     assert {(c["dtype"], c["cols"]) for c in checked} == {
-        (d, c) for d in lab.DTYPES for c in lab.col_sizes()}
+        (d, c) for d in lab.DTYPES for c in lab.col_sizes() if c <= lab.INTERPRETER_MAX_COLS}
+    assert any(c["cols"] % 16 for c in checked)  # a row length that is not a power of two
     assert all(c["softmax_max_error"] < 1e-2 and c["sum_max_error"] < 1e-2 for c in checked)
     assert m["grading"] == {}
 
@@ -219,3 +220,20 @@ def test_unfused_traffic_is_the_triton_tutorials_count(m, n):
     passes = lab.unfused_passes(m, n, 1)
     assert sum(r for _, r, _ in passes) == 5 * m * n + 2 * m
     assert sum(w for _, _, w in passes) == 3 * m * n + 2 * m
+
+
+def test_the_gpu_path_of_a_point_runs_on_a_tiny_tensor(monkeypatch):
+    """measure_point with the Triton kernels timed (the GPU tier's code), through the
+    interpreter on a tensor of a few rows, then the analysis of a result built from it."""
+    monkeypatch.setattr(lab, "tensor_bytes", lambda: 4 * 100 * 4)
+    gen = torch.Generator().manual_seed(5)
+    p = lab.measure_point("cpu", gen, "fp32", 100, timed_triton=True)
+    assert (p["rows"], p["cols"]) == (4, 100)
+    assert set(lab.OPS) <= set(p) and set(p["max_error"]) == set(lab.OPS)
+    assert all(e <= p["tolerance"] for e in p["max_error"].values())
+    copy = lab.measure_copy("cpu", gen, "fp32")
+    res = {"measurements": {"copy": {"fp32": copy}, "points": [p]}}
+    rows = lab.point_rows(res)
+    assert {r["op"] for r in rows} == set(lab.OPS)
+    t = lab.target_check(res)
+    assert t["n"] == 1 and t["worst_cols"] == 100

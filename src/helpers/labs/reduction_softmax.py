@@ -53,6 +53,7 @@ from helpers.labs.core import lab_device, new_result, progress, run_cli, summari
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
+           "FULL_TENSOR_BYTES", "SMALL_TENSOR_BYTES", "INTERPRETER_MAX_COLS",
            "col_sizes", "tensor_bytes",
            "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
            "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
@@ -73,6 +74,11 @@ OPS = ("torch_sum", "triton_sum", "torch_softmax", "triton_softmax", "unfused_so
 #: Row lengths of the full (GPU) and small (CPU) runs; one small length is not a power of two.
 FULL_COLS = (1024, 2048, 4096, 8192, 16384)
 SMALL_COLS = (256, 1000, 4096)
+#: Longest row the Triton kernels are checked on through the interpreter (it is slow).
+INTERPRETER_MAX_COLS = 1024
+#: Bytes of each input tensor of the full (GPU) and small (CPU) runs.
+FULL_TENSOR_BYTES = 1 << 28
+SMALL_TENSOR_BYTES = 1 << 22
 
 
 # --- sizes and byte counts ------------------------------------------------------------------
@@ -84,7 +90,7 @@ def col_sizes() -> list[int]:
 
 def tensor_bytes() -> int:
     """Bytes of each input tensor: 256 MiB on a GPU (far above the L2 cache), 4 MiB small."""
-    return pick(small=1 << 22, full=1 << 28)
+    return pick(small=SMALL_TENSOR_BYTES, full=FULL_TENSOR_BYTES)
 
 
 def shape_for(cols: int, element_bytes: int, total_bytes: int | None = None) -> tuple[int, int]:
@@ -279,8 +285,9 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
 
 
 def _check_triton_small(device: str, gen) -> list[dict]:
-    """Run both Triton kernels once per dtype and row length on a few rows and check them
-    (Triton's interpreter on a CPU: a tiny tensor, not timed)."""
+    """Run both Triton kernels once per dtype and row length (up to
+    :data:`INTERPRETER_MAX_COLS`) on a few rows and check them (Triton's interpreter on a CPU:
+    a tiny tensor, not timed)."""
     import torch
 
     from helpers.kernels import reduction_softmax as kern
@@ -289,7 +296,7 @@ def _check_triton_small(device: str, gen) -> list[dict]:
     out = []
     for dtype_name in DTYPES:
         tol = _tolerance(dtype_name)
-        for cols in col_sizes():
+        for cols in [c for c in col_sizes() if c <= INTERPRETER_MAX_COLS]:
             x = _normal((3, cols), gen, tdev, _dtype(dtype_name))
             x64 = x.double()
             y, s = torch.empty_like(x), torch.empty(3, dtype=x.dtype, device=tdev)
