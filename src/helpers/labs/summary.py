@@ -22,6 +22,7 @@ LABS = (
     ("roofline", "sec-lab-roofline"),
     ("memory_access", "sec-lab-memory-access"),
     ("launch_overhead", "sec-lab-launch-overhead"),
+    ("reduction_softmax", "sec-lab-reduction-softmax"),
     ("collectives", "sec-lab-collectives"),
 )
 

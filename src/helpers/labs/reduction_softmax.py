@@ -1,0 +1,590 @@
+"""Lab runner: a row-sum reduction and a fused row softmax in Triton, against torch.
+
+For each storage type (fp32, bf16) and each row length (1024 to 16384 columns on a GPU, enough
+rows for a 256 MiB tensor), the runner measures, as achieved bytes per second:
+
+* **copy**: ``dst.copy_(x)`` of a buffer of the same size (read + written, the STREAM
+  convention): the roofline for a kernel that reads and writes the tensor once;
+* **row sum**: ``torch.sum(x, dim=-1)`` and the book's Triton kernel
+  (:func:`helpers.kernels.reduction_softmax.row_sum`, one program per row): one read of the
+  tensor and one element written per row;
+* **softmax**: ``torch.softmax(x, dim=-1)``, the book's fused Triton kernel
+  (:func:`helpers.kernels.reduction_softmax.softmax`, one program per row, the row held in
+  registers), and an *unfused* softmax written as five separate torch operations (max,
+  subtract, exp, sum, divide), each a pass over memory.
+
+The bytes each operation must move are counted from the tensor's shape in this module
+(:func:`softmax_bytes`, :func:`row_sum_bytes`, :func:`unfused_softmax_bytes`), not taken from a
+traffic model: the fused softmax reads and writes the tensor once; the unfused one reads it five
+times and writes it three times (plus one element per row for the max and the sum). The target
+recorded with the results: the fused Triton softmax reaches at least :data:`TARGET` of the
+measured copy bandwidth at every row length.
+
+Every timed operation is checked first, with its output filled with NaN beforehand, against a
+float64 reference computed from the same input (random normal values, never zeros), and its
+largest error is recorded. Timing goes through :func:`helpers.bench.bench` only. On a CPU the
+torch operations are timed at small sizes on every usable core, and the Triton kernels run
+through Triton's interpreter on a tiny tensor, checked and not timed.
+
+The page ``labs/reduction-softmax.md`` compares the result with the model and with the
+reference result measured on an H200 (:func:`reference_or_none`). Run as
+``python -m helpers.labs.reduction_softmax --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`grade_softmax` and
+:func:`grade_softmax_speed` (the grader of the page's exercise), :func:`grading_inputs` (rows
+of very different magnitudes, which overflow a softmax that does not subtract the maximum) and
+the analysis helpers (:func:`point_rows`, :func:`target_check`, :func:`comparison_rows`).
+
+>>> softmax_bytes(1024, 4096, 4) / 2**20, unfused_softmax_bytes(1024, 4096, 4) / 2**20
+(32.0, 128.015625)
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from contextlib import contextmanager
+from typing import Callable
+
+from helpers import specs
+from helpers.bench import bench, pick, sync
+from helpers.labs import core, report
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.grading import Verdict, check_outputs, check_performance
+
+__all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
+           "FULL_TENSOR_BYTES", "SMALL_TENSOR_BYTES", "INTERPRETER_MAX_COLS",
+           "col_sizes", "tensor_bytes",
+           "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
+           "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
+           "reference_or_none", "point_rows", "target_check", "summary", "comparison_rows",
+           "describe", "fmt", "MISSING", "grading_inputs", "grade_softmax",
+           "grade_softmax_speed", "main"]
+
+LAB = "reduction_softmax"
+#: The GPU whose datasheet the model uses (and on which the reference was measured).
+GPU = specs.H200_SXM
+#: The fused softmax's target: this share of the measured copy bandwidth, at every row length.
+TARGET = 0.90
+#: Storage types measured: name -> (torch dtype name, bytes per element).
+DTYPES = {"fp32": ("float32", 4), "bf16": ("bfloat16", 2)}
+ELEMENT_BYTES = {name: b for name, (_, b) in DTYPES.items()}
+#: Operations timed at each point; the Triton ones only on a GPU.
+OPS = ("torch_sum", "triton_sum", "torch_softmax", "triton_softmax", "unfused_softmax")
+#: Row lengths of the full (GPU) and small (CPU) runs; one small length is not a power of two.
+FULL_COLS = (1024, 2048, 4096, 8192, 16384)
+SMALL_COLS = (256, 1000, 4096)
+#: Longest row the Triton kernels are checked on through the interpreter (it is slow).
+INTERPRETER_MAX_COLS = 1024
+#: Bytes of each input tensor of the full (GPU) and small (CPU) runs.
+FULL_TENSOR_BYTES = 1 << 28
+SMALL_TENSOR_BYTES = 1 << 22
+
+
+# --- sizes and byte counts ------------------------------------------------------------------
+
+def col_sizes() -> list[int]:
+    """Row lengths (columns): 1024 to 16384 on a GPU; three short ones, one odd, on a CPU."""
+    return list(pick(small=SMALL_COLS, full=FULL_COLS))
+
+
+def tensor_bytes() -> int:
+    """Bytes of each input tensor: 256 MiB on a GPU (far above the L2 cache), 4 MiB small."""
+    return pick(small=SMALL_TENSOR_BYTES, full=FULL_TENSOR_BYTES)
+
+
+def shape_for(cols: int, element_bytes: int, total_bytes: int | None = None) -> tuple[int, int]:
+    """``(rows, cols)`` of a tensor of about ``total_bytes`` with rows of ``cols`` elements."""
+    total = tensor_bytes() if total_bytes is None else total_bytes
+    if cols < 1 or element_bytes < 1 or total < cols * element_bytes:
+        raise ValueError(f"need cols >= 1, element_bytes >= 1 and room for one row, got "
+                         f"{cols}, {element_bytes}, {total}")
+    return total // (cols * element_bytes), cols
+
+
+def _check_shape(rows: int, cols: int, element_bytes: int) -> None:
+    for name, v in (("rows", rows), ("cols", cols), ("element_bytes", element_bytes)):
+        if isinstance(v, bool) or int(v) != v or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+
+
+def softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Bytes a fused softmax must move: read the tensor once, write it once."""
+    _check_shape(rows, cols, element_bytes)
+    return 2.0 * rows * cols * element_bytes
+
+
+def row_sum_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Bytes a row sum must move: read the tensor once, write one element per row."""
+    _check_shape(rows, cols, element_bytes)
+    return float(rows * cols * element_bytes + rows * element_bytes)
+
+
+def unfused_passes(rows: int, cols: int, element_bytes: int) -> list[tuple[str, float, float]]:
+    """``(operation, bytes read, bytes written)`` of each pass of :func:`unfused_softmax`.
+
+    ``m = x.amax(-1)``, ``z = x - m``, ``e = z.exp()``, ``s = e.sum(-1)``, ``y = e / s``: every
+    pass reads a full tensor; three of them write one; the max and the sum write one element per
+    row, which the subtraction and the division read back.
+    """
+    _check_shape(rows, cols, element_bytes)
+    n, r = float(rows * cols * element_bytes), float(rows * element_bytes)
+    return [("max", n, r), ("subtract", n + r, n), ("exp", n, n), ("sum", n, r),
+            ("divide", n + r, n)]
+
+
+def unfused_softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Bytes the unfused softmax moves: the sum over :func:`unfused_passes`."""
+    return sum(rd + wr for _, rd, wr in unfused_passes(rows, cols, element_bytes))
+
+
+def unfused_softmax(x):
+    """Softmax along the last dimension as five separate torch operations (five passes)."""
+    m = x.amax(dim=-1, keepdim=True)
+    z = x - m
+    e = z.exp()
+    s = e.sum(dim=-1, keepdim=True)
+    return e / s
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _dtype(name: str):
+    import torch
+
+    return getattr(torch, DTYPES[name][0])
+
+
+def _normal(shape, gen, device: str, dtype, scale: float = 4.0):
+    """Normal values times ``scale`` in fp32, drawn with ``gen`` where it lives, cast to ``dtype``."""
+    import torch
+
+    x = torch.randn(shape, generator=gen, device=gen.device, dtype=torch.float32) * scale
+    return x.to(device=device, dtype=dtype)
+
+
+@contextmanager
+def _cpu_threads(device: str):
+    """Every usable core for torch on a CPU (as the book's probes); nothing on a GPU."""
+    if device.startswith("cuda"):
+        yield None
+    else:
+        from helpers.bench.probes import threads
+
+        with threads() as n:
+            yield n
+
+
+def _triton_device(device: str) -> str:
+    """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
+    Triton compiles for its GPU (no interpreter) checks them on that GPU."""
+    from helpers.kernels import reduction_softmax as kern
+
+    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
+
+
+def _budget() -> float:
+    return pick(small=0.1, full=0.3)
+
+
+def _bench(fn, device: str, name: str):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
+                 budget_s=_budget(), env=False)
+
+
+def _tolerance(dtype_name: str) -> float:
+    """Largest accepted error against float64: absolute for softmax probabilities, relative to
+    the sum of magnitudes for a row sum (fp32: accumulation error; bf16: the output's rounding)."""
+    return {"fp32": 1e-5, "bf16": 1e-2}[dtype_name]
+
+
+def _softmax_error(out, want64) -> float:
+    """Largest absolute error of a softmax against float64 (NaN, unwritten, counts as infinite)."""
+    err = (out.double() - want64).abs().max()
+    return float("inf") if bool(err.isnan()) else float(err)
+
+
+def _sum_error(out, want64, scale64) -> float:
+    """Largest error of row sums relative to each row's sum of magnitudes."""
+    err = ((out.double() - want64).abs() / scale64).max()
+    return float("inf") if bool(err.isnan()) else float(err)
+
+
+def _checked(kind: str, fn: Callable, out, want64, scale64, tol: float, what: str):
+    """Poison ``out`` with NaN, run ``fn`` (writing ``out`` or returning the result), check it
+    against the float64 reference and return the error."""
+    out.fill_(float("nan"))
+    got = fn()
+    got = out if got is None else got
+    err = (_softmax_error(got, want64) if kind == "softmax" else
+           _sum_error(got, want64, scale64))
+    if not err <= tol:
+        raise AssertionError(f"{what}: error {err:.3g} against float64 exceeds {tol:g}")
+    return err
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def measure_copy(device: str, gen, dtype_name: str) -> dict:
+    """``dst.copy_(src)`` of a :func:`tensor_bytes` buffer of ``dtype_name``: the copy roof."""
+    import torch
+
+    esize = ELEMENT_BYTES[dtype_name]
+    n = tensor_bytes() // esize
+    src = _normal(n, gen, device, _dtype(dtype_name))
+    dst = torch.empty_like(src)
+    dst.fill_(float("nan"))
+    dst.copy_(src)
+    if not torch.equal(dst, src):
+        raise AssertionError(f"torch copy {dtype_name}: the destination differs from the source")
+    r = _bench(lambda: dst.copy_(src), device, f"copy_{dtype_name}")
+    return {"dtype": dtype_name, "buffer_bytes": float(n * esize),
+            "moved_bytes": float(2 * n * esize), "bench": summarize(r)}
+
+
+def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton: bool) -> dict:
+    """Check and time every operation on one ``rows x cols`` tensor of ``dtype_name``."""
+    import torch
+
+    from helpers.kernels import reduction_softmax as kern
+
+    esize = ELEMENT_BYTES[dtype_name]
+    rows, cols = shape_for(cols, esize)
+    x = _normal((rows, cols), gen, device, _dtype(dtype_name))
+    x64 = x.double()
+    want_softmax = torch.softmax(x64, dim=-1)
+    want_sum, sum_scale = x64.sum(dim=-1), x64.abs().sum(dim=-1)
+    del x64
+    tol = _tolerance(dtype_name)
+    y = torch.empty_like(x)
+    s = torch.empty(rows, dtype=x.dtype, device=device)
+    ops: dict[str, tuple[str, Callable, object]] = {
+        "torch_sum": ("sum", lambda: torch.sum(x, dim=-1, out=s), s),
+        "torch_softmax": ("softmax", lambda: torch.softmax(x, dim=-1), y),
+        "unfused_softmax": ("softmax", lambda: unfused_softmax(x), y),
+    }
+    if timed_triton:
+        ops["triton_sum"] = ("sum", lambda: kern.row_sum(x, s), s)
+        ops["triton_softmax"] = ("softmax", lambda: kern.softmax(x, y), y)
+    entry = {"dtype": dtype_name, "rows": rows, "cols": cols, "element_bytes": esize,
+             "tensor_bytes": float(rows * cols * esize),
+             "bytes": {"sum": row_sum_bytes(rows, cols, esize),
+                       "softmax": softmax_bytes(rows, cols, esize),
+                       "unfused_softmax": unfused_softmax_bytes(rows, cols, esize)},
+             "max_error": {}, "tolerance": tol}
+    for name in OPS:
+        if name not in ops:
+            continue
+        kind, fn, out = ops[name]
+        want = want_sum if kind == "sum" else want_softmax
+        entry["max_error"][name] = _checked(kind, fn, out, want, sum_scale, tol,
+                                            f"{name} {dtype_name} {rows}x{cols}")
+        sync(device)
+        entry[name] = summarize(_bench(fn, device, f"{name}_{dtype_name}_{cols}"))
+    return entry
+
+
+def _check_triton_small(device: str, gen) -> list[dict]:
+    """Run both Triton kernels once per dtype and row length (up to
+    :data:`INTERPRETER_MAX_COLS`) on a few rows and check them (Triton's interpreter on a CPU:
+    a tiny tensor, not timed)."""
+    import torch
+
+    from helpers.kernels import reduction_softmax as kern
+
+    tdev = _triton_device(device)
+    out = []
+    for dtype_name in DTYPES:
+        tol = _tolerance(dtype_name)
+        for cols in [c for c in col_sizes() if c <= INTERPRETER_MAX_COLS]:
+            x = _normal((3, cols), gen, tdev, _dtype(dtype_name))
+            x64 = x.double()
+            y, s = torch.empty_like(x), torch.empty(3, dtype=x.dtype, device=tdev)
+            err_sm = _checked("softmax", lambda: kern.softmax(x, y), y,
+                              torch.softmax(x64, dim=-1), None, tol, f"triton softmax {cols}")
+            err_sum = _checked("sum", lambda: kern.row_sum(x, s), s, x64.sum(dim=-1),
+                               x64.abs().sum(dim=-1), tol, f"triton row sum {cols}")
+            out.append({"dtype": dtype_name, "rows": 3, "cols": cols,
+                        "softmax_max_error": err_sm, "sum_max_error": err_sum})
+    return out
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    import torch
+
+    device = device or lab_device()
+    cuda = device.startswith("cuda")
+    result = new_result(LAB, device, col_sizes=col_sizes(), tensor_bytes=tensor_bytes(),
+                        dtypes=list(DTYPES), budget_s=_budget(), target=TARGET,
+                        target_note="fused Triton softmax >= target x measured copy bandwidth, "
+                                    "at every row length")
+    gen = torch.Generator(device=device if cuda else "cpu").manual_seed(2026)
+    m = result["measurements"]
+    m["triton_checked"] = ([] if cuda else _check_triton_small(device, torch.Generator().manual_seed(1)))
+    m["copy"], m["points"] = {}, []
+    with _cpu_threads(device) as n_threads:
+        m["cpu_threads"] = n_threads
+        for dtype_name in DTYPES:
+            m["copy"][dtype_name] = measure_copy(device, gen, dtype_name)
+            for cols in progress(col_sizes(), desc=f"{dtype_name} row lengths"):
+                m["points"].append(measure_point(device, gen, dtype_name, cols,
+                                                 timed_triton=cuda))
+                if cuda:
+                    torch.cuda.empty_cache()
+    m["grading"] = _grading_reference(device)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis (the page's tables and plots) -------------------------------------------------
+
+_BYTES_OF = {"torch_sum": "sum", "triton_sum": "sum", "torch_softmax": "softmax",
+             "triton_softmax": "softmax", "unfused_softmax": "unfused_softmax"}
+
+
+def _copy_rate(result: dict, dtype_name: str) -> float:
+    c = result["measurements"]["copy"][dtype_name]
+    return c["moved_bytes"] / c["bench"]["median_s"]
+
+
+def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per point and operation: bytes moved, achieved bytes/s, and its fraction of the measured
+    copy bandwidth and of ``gpu``'s datasheet HBM bandwidth (operations not timed: absent)."""
+    rows = []
+    for p in result["measurements"]["points"]:
+        copy = _copy_rate(result, p["dtype"])
+        for op in OPS:
+            if op not in p:
+                continue
+            q = p["bytes"][_BYTES_OF[op]]
+            t = p[op]["median_s"]
+            rows.append({"dtype": p["dtype"], "cols": p["cols"], "rows": p["rows"], "op": op,
+                         "bytes": q, "time_s": t, "bytes_per_s": q / t,
+                         "copy_fraction": q / t / copy, "hbm_fraction": q / t / gpu.hbm_bytes_per_s,
+                         "copy_bytes_per_s": copy, "spread": p[op]["spread"],
+                         "max_error": p["max_error"][op]})
+    return rows
+
+
+def target_check(result: dict, target: float = TARGET) -> dict | None:
+    """Whether the fused Triton softmax reaches ``target`` of the copy bandwidth everywhere.
+
+    Returns the worst and best fractions and the point of the worst, or None when the result
+    has no timed Triton softmax (the CPU tier).
+    """
+    rows = [r for r in point_rows(result) if r["op"] == "triton_softmax"]
+    if not rows:
+        return None
+    worst = min(rows, key=lambda r: r["copy_fraction"])
+    return {"target": target, "met": worst["copy_fraction"] >= target,
+            "worst_fraction": worst["copy_fraction"], "worst_dtype": worst["dtype"],
+            "worst_cols": worst["cols"],
+            "best_fraction": max(r["copy_fraction"] for r in rows),
+            "n_met": sum(r["copy_fraction"] >= target for r in rows), "n": len(rows)}
+
+
+def summary(result: dict, dtype_name: str) -> dict:
+    """Per operation of ``dtype_name``: the median over row lengths of achieved bytes/s, plus
+    the copy bandwidth and the unfused/fused time ratio (median over row lengths)."""
+    rows = [r for r in point_rows(result) if r["dtype"] == dtype_name]
+    out: dict = {"copy": _copy_rate(result, dtype_name)}
+    for op in OPS:
+        vals = [r["bytes_per_s"] for r in rows if r["op"] == op]
+        out[op] = statistics.median(vals) if vals else None
+    ratios = []
+    for p in result["measurements"]["points"]:
+        fused = "triton_softmax" if "triton_softmax" in p else "torch_softmax"
+        if p["dtype"] == dtype_name:
+            ratios.append(p["unfused_softmax"]["median_s"] / p[fused]["median_s"])
+    out["unfused_over_fused"] = statistics.median(ratios) if ratios else None
+    pts = [p for p in result["measurements"]["points"] if p["dtype"] == dtype_name]
+    out["byte_ratio"] = (pts[0]["bytes"]["unfused_softmax"] / pts[0]["bytes"]["softmax"]
+                         if pts else None)
+    return out
+
+
+_LABELS = {"copy": "copy (torch)", "torch_sum": "row sum, torch", "triton_sum": "row sum, Triton",
+           "torch_softmax": "softmax, torch", "triton_softmax": "softmax, Triton (fused)",
+           "unfused_softmax": "softmax, unfused torch"}
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
+    """The table's rows: model (datasheet HBM bandwidth; byte ratio for unfused/fused), the
+    H200 reference and this machine, per dtype; bandwidths are medians over row lengths."""
+    rows = []
+    for dtype_name in DTYPES:
+        s_ref = summary(ref, dtype_name) if ref is not None else {}
+        s_mine = summary(mine, dtype_name) if mine is not None else {}
+        for key in ("copy",) + OPS:
+            rows.append(report.Row(f"{_LABELS[key]}, {dtype_name}", "TB/s", 1e12,
+                                   model=gpu.hbm_bytes_per_s, h200=s_ref.get(key),
+                                   yours=s_mine.get(key)))
+        byte_ratio = s_ref.get("byte_ratio") or s_mine.get("byte_ratio")
+        rows.append(report.Row(f"unfused / fused softmax time, {dtype_name}", "x", 1.0,
+                               model=byte_ratio, h200=s_ref.get("unfused_over_fused"),
+                               yours=s_mine.get("unfused_over_fused")))
+    return rows
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: copy bandwidth and each operation's rate."""
+    from helpers.units import fmt_rate
+
+    lines = []
+    for c in result["measurements"].get("triton_checked", []):
+        lines.append(f"Triton {c['dtype']} {c['rows']}x{c['cols']} (interpreter, not timed): "
+                     f"softmax error {c['softmax_max_error']:.1e}, row sum {c['sum_max_error']:.1e}")
+    for dtype_name in DTYPES:
+        lines.append(f"copy {dtype_name}: {fmt_rate(_copy_rate(result, dtype_name), 'B/s')}")
+    for r in point_rows(result):
+        lines.append(f"{r['dtype']} {r['rows']}x{r['cols']} {r['op']}: "
+                     f"{fmt_rate(r['bytes_per_s'], 'B/s')} ({r['copy_fraction']:.0%} of copy), "
+                     f"error {r['max_error']:.1e}")
+    return "\n".join(lines)
+
+
+MISSING = "(not measured yet)"
+
+
+def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
+    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
+
+    >>> fmt(4.3e12, ".3g", 1e12), fmt(None)
+    ('4.3', '(not measured yet)')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return format(value if scale == 1 else value / scale, spec)
+
+
+# --- grading --------------------------------------------------------------------------------
+
+def _grading_shape() -> tuple[int, int]:
+    """Rows and columns of the correctness check; the row length is not a power of two."""
+    return pick(small=(24, 1000), full=(512, 3000))
+
+
+def _speed_shape() -> tuple[int, int]:
+    """The speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)."""
+    return pick(small=(256, 4096), full=(16384, 4096))
+
+
+def grading_inputs(rows: int, cols: int, device: str):
+    """``make_inputs`` for the grader: fp32 rows of normal values whose scales run from 1 to
+    1000 across the rows, so a softmax that exponentiates without subtracting the row's
+    maximum overflows (``exp(x)`` is infinite in fp32 beyond about 88.7)."""
+    import torch
+
+    scales = torch.logspace(0, 3, rows, dtype=torch.float32)[:, None]
+
+    def make(gen):
+        x = torch.randn((rows, cols), generator=gen, dtype=torch.float32) * scales
+        return (x.to(device),)
+    return make
+
+
+def grade_softmax(softmax_fn: Callable, device: str | None = None, trials: int = 3) -> Verdict:
+    """Correctness of a reader's ``softmax_fn(x, out)`` (rows of ``x``, into ``out``): fresh
+    random inputs of large and small magnitude, a row length that is not a power of two,
+    ``out`` poisoned with NaN, compared with a float64 softmax."""
+    import torch
+
+    device = device or lab_device()
+    rows, cols = _grading_shape()
+    make = grading_inputs(rows, cols, device)
+    verdict = check_outputs(softmax_fn, lambda x: torch.softmax(x, dim=-1), make,
+                            name="fused softmax", trials=trials,
+                            make_output=lambda x: torch.empty_like(x), device=device)
+    if verdict.status == "FAIL" and "NaN" in str(verdict):
+        hint = _overflow_hint(softmax_fn, make, device)
+        if hint:
+            verdict.reasons.append(hint)
+    return verdict
+
+
+def _overflow_hint(softmax_fn: Callable, make, device: str) -> str | None:
+    """Why a softmax left NaN: if only rows holding values beyond fp32's exp range did, the
+    exponentials overflowed (inf / inf), which subtracting the row's maximum prevents."""
+    import numpy as np
+    import torch
+
+    (x,) = make(torch.Generator().manual_seed(0))
+    out = torch.full_like(x, float("nan"))
+    try:
+        with np.errstate(all="ignore"):  # the interpreter computes with NumPy
+            softmax_fn(x, out)
+        sync(device)
+    except Exception:  # noqa: BLE001 - the verdict already reports the crash
+        return None
+    bad = torch.isnan(out).any(dim=-1).cpu()
+    big = (x.abs().amax(dim=-1) > 88.7).cpu()
+    if bool(bad.any()) and bool((bad <= big).all()) and bool((~bad & ~big).any()):
+        return ("NaN appears only in rows with values beyond 88.7, where exp overflows in fp32: "
+                "subtract each row's maximum before exponentiating")
+    return None
+
+
+def _grading_reference(device: str) -> dict:
+    """Times of torch's copy, torch's softmax and the book's softmax at the speed check's size
+    (GPU only)."""
+    if not device.startswith("cuda"):
+        return {}
+    import torch
+
+    from helpers.kernels import reduction_softmax as kern
+
+    rows, cols = _speed_shape()
+    gen = torch.Generator(device=device).manual_seed(11)
+    x = _normal((rows, cols), gen, device, torch.float32)
+    y = torch.empty_like(x)
+    out = {"rows": rows, "cols": cols, "moved_bytes": softmax_bytes(rows, cols, 4)}
+    want = torch.softmax(x.double(), dim=-1)
+    _checked("softmax", lambda: kern.softmax(x, y), y, want, None, _tolerance("fp32"), "book softmax")
+    del want
+    for name, fn in (("copy", lambda: y.copy_(x)), ("torch_softmax", lambda: torch.softmax(x, dim=-1)),
+                     ("triton_softmax", lambda: kern.softmax(x, y))):
+        out[name] = summarize(_bench(fn, device, f"grading_{name}"))
+    return out
+
+
+def grade_softmax_speed(softmax_fn: Callable, reference: dict | None = None,
+                        device: str | None = None, min_fraction: float = 0.8) -> Verdict:
+    """Speed of a reader's ``softmax_fn(x, out)`` on a GPU against the copy-bandwidth bound:
+    the time of torch's copy of the same bytes, measured now on this GPU. PASS when the
+    softmax reaches ``min_fraction`` of it; INCONCLUSIVE when the run is noisy."""
+    import torch
+
+    device = device or lab_device()
+    if not device.startswith("cuda"):
+        raise ValueError("grade_softmax_speed needs a CUDA device; the CPU tier grades correctness")
+    rows, cols = _speed_shape()
+    gen = torch.Generator(device=device).manual_seed(13)
+    x = _normal((rows, cols), gen, device, torch.float32)
+    y = torch.empty_like(x)
+    want = torch.softmax(x.double(), dim=-1)
+    _checked("softmax", lambda: softmax_fn(x, y), y, want, None, _tolerance("fp32"), "your softmax")
+    del want
+    mine = _bench(lambda: softmax_fn(x, y), device, "your_softmax")
+    bound = _bench(lambda: y.copy_(x), device, "torch_copy").median_s
+    ref_s = None
+    g = (reference or {}).get("measurements", {}).get("grading", {})
+    if g.get("rows") == rows and g.get("cols") == cols:
+        ref_s = g["triton_softmax"]["median_s"] * bound / g["copy"]["median_s"]
+    moved = softmax_bytes(rows, cols, 4)
+    print(f"your softmax: {moved / mine.median_s / 1e12:.3g} TB/s, "
+          f"{bound / mine.median_s:.0%} of torch's copy of the same bytes")
+    return check_performance(mine.median_s, bound, name="fused softmax speed",
+                             spread=mine.spread, min_fraction=min_fraction, reference_s=ref_s)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()
