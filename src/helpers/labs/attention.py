@@ -47,7 +47,7 @@ from helpers.models import attention as model
 from helpers.models import roofline
 
 __all__ = ["LAB", "GPU", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "n_heads", "seq_lens",
-           "head_dims", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
+           "head_dims", "point_at", "sdpa_kernel_name", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
            "measure_sweep", "run", "reference_or_none", "point_rows", "fused_vs_sdpa",
            "comparison_table", "describe", "grade_attention", "grade_attention_speed", "main"]
 
@@ -384,6 +384,23 @@ def fused_vs_sdpa(result: dict | None) -> dict:
         if key not in out or r["seq_len"] > out[key]["seq_len"]:
             out[key] = {"seq_len": r["seq_len"], "fraction": r["sdpa_s"] / r["fused_s"]}
     return out
+
+
+def point_at(rows: list[dict], seq_len: int, head_dim: int, causal: bool) -> dict | None:
+    """The row of :func:`point_rows` at one (sequence length, head dimension, mask), or None."""
+    return next((r for r in rows if (r["seq_len"], r["head_dim"], r["causal"])
+                 == (seq_len, head_dim, causal)), None)
+
+
+def sdpa_kernel_name(result: dict | None, head_dim: int, causal: bool) -> str | None:
+    """The attention kernel the profiler saw in SDPA's call (the first name that mentions
+    attention, flash or fmha; else the first name), or None when not recorded."""
+    if result is None:
+        return None
+    key = f"d{head_dim}_{'causal' if causal else 'full'}"
+    names = result["measurements"]["sweep"].get("sdpa_kernels", {}).get(key) or []
+    hits = [n for n in names if any(w in n.lower() for w in ("attention", "flash", "fmha", "sdpa"))]
+    return (hits or names or [None])[0]
 
 
 def comparison_table(ref: dict | None, mine: dict | None, head_dim: int = 64,
