@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import ScalarFormatter
 import numpy as np
 
 from ..models import attention as model
@@ -80,8 +81,10 @@ def opening_animation(scores: Sequence[float] = (0.4, 1.9, 0.7, 2.6, 1.1, 0.2)) 
                children=anim_x + anim_y + anim_o)
         mi, li = states[i]
         grew = i == 0 or s[i] > states[i - 1][0]
+        # the state stays on screen until the next block's state replaces it
+        t3 = min((0.4 + (i + 1) * step + 0.8) / dur, 0.999) if i < nb - 1 else 0.999
         show = Canvas.animate("opacity", [0, 0, 1, 1, 0, 0],
-                              key_times=[0, t1, t1 + 0.01, t2 - 0.01, t2, 1], dur_s=dur)
+                              key_times=[0, t1, t1 + 0.001, t3 - 0.001, t3, 1], dur_s=dur)
         c.text(640, 225, f"after block {i + 1}: m = {mi:.2f}, l = {li:.2f}", size=13,
                weight="600", children=show)
         note = ("max grew: rescale l and acc by exp(m_old - m_new)" if grew and i
@@ -148,6 +151,7 @@ def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
                 ax.plot(x, np.array(y) / 1e12, "o-", ms=4, lw=1.4, color=_COLORS[impl],
                         label=label)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.set_xlabel("sequence length N")
         ax.set_title(name, fontsize=10)
     np.atleast_1d(axes)[0].set_ylabel("TFLOP/s (useful FLOP)")
