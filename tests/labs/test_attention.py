@@ -56,6 +56,7 @@ def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
     assert [p["seq_len"] for p in sweep["points"] if not p["causal"]] == lab.seq_lens()
     for p in sweep["points"]:
         assert p["batch"] * p["seq_len"] == lab.tokens()
+        assert p["n_heads"] * p["head_dim"] == lab.hidden()
         for name in ("naive", "sdpa"):
             assert p[name]["bench"]["median_s"] > 0
             assert p[name]["max_abs_error"] <= lab.TOLERANCE["float32"]
@@ -151,6 +152,13 @@ def test_kernel_wrapper_rejects_bad_arguments():
         kern.attention(x, x, x, out=torch.empty(2, 8, 16, dtype=torch.float64))
     with pytest.raises(ValueError):
         kern.default_config(48)
+
+
+def test_heads_keep_the_model_width_fixed():
+    assert lab.FULL_HIDDEN // 64 == 32 and lab.FULL_HIDDEN // 128 == 16  # FlashAttention-2, 4.1
+    assert lab.n_heads(64) * 64 == lab.hidden()
+    with pytest.raises(ValueError):
+        lab.n_heads(48)
 
 
 def test_default_configs_are_the_hopper_settings():

@@ -46,7 +46,7 @@ from helpers.labs.report import Row, Table
 from helpers.models import attention as model
 from helpers.models import roofline
 
-__all__ = ["LAB", "GPU", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "n_heads", "seq_lens",
+__all__ = ["LAB", "GPU", "FULL_HIDDEN", "FULL_TOKENS", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "hidden", "n_heads", "seq_lens",
            "head_dims", "point_at", "sdpa_kernel_name", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
            "measure_sweep", "run", "reference_or_none", "point_rows", "fused_vs_sdpa",
            "comparison_table", "describe", "grade_attention", "grade_attention_speed", "main"]
@@ -58,6 +58,9 @@ GPU = specs.H200_SXM
 NAIVE_LIMIT_BYTES = 8 * 2**30
 #: Largest absolute error against float64 accepted per input dtype (outputs are of order 1).
 TOLERANCE = {"bfloat16": 6e-2, "float16": 1e-2, "float32": 1e-4}
+#: Model width and tokens per point of the full sweep (the FlashAttention-2 benchmark's).
+FULL_HIDDEN = 2048
+FULL_TOKENS = 16384
 #: Query rows checked against float64 per (batch, head) slice.
 CHECK_ROWS = 64
 
@@ -65,13 +68,22 @@ CHECK_ROWS = 64
 # --- sizes ---------------------------------------------------------------------------------
 
 def tokens() -> int:
-    """``batch * seq`` of every point of the sweep (fixed, so each point does the same work per
-    token in the projections a model would run around it)."""
-    return pick(small=1024, full=16384)
+    """``batch * seq`` of every point of the sweep (fixed, as in the FlashAttention-2 paper's
+    benchmark: 16k tokens at full size)."""
+    return pick(small=1024, full=FULL_TOKENS)
 
 
-def n_heads() -> int:
-    return pick(small=4, full=16)
+def hidden() -> int:
+    """Model width ``heads * head_dim``, fixed across head dimensions (2048 at full size, as in
+    the FlashAttention-2 paper's benchmark, Section 4.1)."""
+    return pick(small=256, full=FULL_HIDDEN)
+
+
+def n_heads(head_dim: int = 64) -> int:
+    """Heads at ``head_dim``: ``hidden() // head_dim`` (32 at d = 64, 16 at d = 128, full)."""
+    if head_dim < 1 or hidden() % head_dim:
+        raise ValueError(f"head_dim must divide {hidden()}, got {head_dim!r}")
+    return hidden() // head_dim
 
 
 def seq_lens() -> list[int]:
@@ -252,11 +264,11 @@ def measure_sweep(device: str, gen) -> dict:
     dtype = torch.bfloat16 if cuda else torch.float32
     dtype_name = str(dtype).removeprefix("torch.")
     esize = float(torch.finfo(dtype).bits // 8)
-    heads = n_heads()
-    out: dict = {"dtype": dtype_name, "tokens": tokens(), "n_heads": heads, "points": [],
+    out: dict = {"dtype": dtype_name, "tokens": tokens(), "hidden": hidden(), "points": [],
                  "fused_timed": cuda, "configs": {}, "sdpa_kernels": {}}
     cases = [(d, c) for d in head_dims() for c in (False, True)]
     for d, causal in progress(cases, desc="attention cases"):
+        heads = n_heads(d)
         key = f"d{d}_{'causal' if causal else 'full'}"
         cfg = kern.default_config(d)
         if cuda:  # choose the fused kernel's configuration at the longest sequence
@@ -311,7 +323,7 @@ def run(device: str | None = None) -> dict:
     import torch
 
     device = device or lab_device()
-    result = new_result(LAB, device, tokens=tokens(), n_heads=n_heads(), seq_lens=seq_lens(),
+    result = new_result(LAB, device, tokens=tokens(), hidden=hidden(), seq_lens=seq_lens(),
                         head_dims=head_dims(), budget_s=_budget(),
                         naive_limit_bytes=NAIVE_LIMIT_BYTES, tolerance=TOLERANCE,
                         flop_convention="4 N^2 d per head, halved when causal (FlashAttention "
@@ -500,12 +512,14 @@ def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096
     if not device.startswith("cuda"):
         return None
     gen = torch.Generator().manual_seed(11)
-    q, k, v = _inputs((max(1, 16384 // seq_len), 16, seq_len, 64), gen, device, torch.bfloat16)
+    heads = FULL_HIDDEN // 64
+    q, k, v = _inputs((max(1, FULL_TOKENS // seq_len), heads, seq_len, 64), gen, device,
+                      torch.bfloat16)
     mine_fn = (lambda: kern.attention(q, k, v, kernel=kernel))
     _checked("your kernel", mine_fn, q, k, v, False, gen, "bfloat16")
     mine = _bench(mine_fn, device, "your_attention")
     sdpa = _bench(lambda: sdpa_attention(q, k, v), device, "sdpa")
-    flop = model.attention_flop(seq_len, 64, n_heads=16, batch=q.shape[0])
+    flop = model.attention_flop(seq_len, 64, n_heads=heads, batch=q.shape[0])
     print(f"your kernel: {flop / mine.median_s / 1e12:.3g} TFLOP/s, SDPA "
           f"{flop / sdpa.median_s / 1e12:.3g} TFLOP/s")
     return check_performance(mine.median_s, sdpa.median_s, name="fused attention speed vs SDPA",
