@@ -501,9 +501,12 @@ def grade_attention(kernel, device: str | None = None, trials: int = 2) -> Verdi
 
 
 def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096,
-                          min_fraction: float = 0.8) -> Verdict | None:
+                          min_fraction: float = 0.5) -> Verdict | None:
     """Speed of a reader's kernel against SDPA on a GPU (None on a CPU): PASS when it reaches
-    ``min_fraction`` of SDPA's speed at ``seq_len``, d = 64, no mask; INCONCLUSIVE if noisy."""
+    ``min_fraction`` of SDPA's speed at ``seq_len``, d = 64, no mask; INCONCLUSIVE if noisy.
+
+    The default asks half of SDPA's speed of the page's exercise, a plain loop with a mask on
+    every block; the book's own kernel aims at 80 % (:func:`fused_vs_sdpa` reports it)."""
     import torch
 
     from helpers.kernels import attention as kern
