@@ -1,0 +1,546 @@
+"""Lab runner: attention, naive (materialised scores) vs a fused Triton kernel vs torch's SDPA.
+
+Three ways to compute the attention forward pass ``O = softmax(Q K^T / sqrt(d)) V`` are timed
+across sequence lengths at a fixed number of tokens (``batch * seq``), for head dimensions 64
+and 128, with and without a causal mask:
+
+* **naive**: ``torch.matmul``, ``torch.softmax``, ``torch.matmul``, with the ``N x N`` score and
+  probability matrices written to memory (standard attention, Dao et al. 2022, Algorithm 0).
+  It needs ``2 N^2`` elements per head at once, so it is skipped, and the skip recorded, where
+  that would exceed :data:`NAIVE_LIMIT_BYTES`;
+* **fused**: the book's Triton kernel :func:`helpers.kernels.attention.attention`
+  (FlashAttention-2 style: online softmax over key blocks, fp32 accumulators, bf16 in and out).
+  On a GPU a few launch configurations are tried at the longest sequence and the fastest kept
+  (all are recorded);
+* **sdpa**: ``torch.nn.functional.scaled_dot_product_attention``, with the backend torch picks
+  (not forced). The runner records which attention kernels ran, read from the profiler.
+
+Every timed kernel is first checked against a float64 reference on fresh random inputs (a few
+heads and query rows, computed on the device in float64), and its worst error is recorded.
+Each point carries the model's FLOP and HBM bytes (:mod:`helpers.models.attention`) and the
+roofline's lower bound on its time for the H200's bf16 tensor-core peak and HBM bandwidth.
+
+On a CPU (the small tier) the fused kernel runs through Triton's interpreter at tiny sizes
+(sequence lengths 64 to 128 and an odd one, head dimensions 16 and 32, fp32 and fp16, causal and
+not) and is checked, not timed; the naive path and SDPA are timed with torch on the CPU in fp32.
+(Triton 3.5's interpreter computes bf16 ``tl.dot`` wrongly, so the CPU tier checks fp16.)
+
+Run as ``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`grade_attention` and
+:func:`grade_attention_speed` (the grader of the page's exercise) and the analysis helpers
+(:func:`point_rows`, :func:`comparison_table`, :func:`fused_vs_sdpa`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from helpers import specs
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.report import Row, Table
+from helpers.models import attention as model
+from helpers.models import roofline
+
+__all__ = ["LAB", "GPU", "FULL_HIDDEN", "FULL_TOKENS", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "hidden", "n_heads", "seq_lens",
+           "head_dims", "point_at", "sdpa_kernel_name", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
+           "measure_sweep", "run", "reference_or_none", "point_rows", "fused_vs_sdpa",
+           "comparison_rows", "comparison_table", "describe", "grade_attention", "grade_attention_speed", "main"]
+
+LAB = "attention"
+#: The GPU whose datasheet the model uses (and on which the reference was measured).
+GPU = specs.H200_SXM
+#: The naive path is skipped where its score and probability matrices would exceed this.
+NAIVE_LIMIT_BYTES = 8 * 2**30
+#: Largest absolute error against float64 accepted per input dtype (outputs are of order 1).
+TOLERANCE = {"bfloat16": 6e-2, "float16": 1e-2, "float32": 1e-4,
+             # On a GPU, tl.dot rounds float32 inputs to TF32 (a 10-bit mantissa) for the
+             # tensor cores, as torch does with allow_tf32: the same kernel's float32 error is
+             # then that of TF32 products (measured 1.2e-3 on the H200 at these sizes).
+             "tf32": 5e-3}
+#: Model width and tokens per point of the full sweep (the FlashAttention-2 benchmark's).
+FULL_HIDDEN = 2048
+FULL_TOKENS = 16384
+#: Query rows checked against float64 per (batch, head) slice.
+CHECK_ROWS = 64
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+def tokens() -> int:
+    """``batch * seq`` of every point of the sweep (fixed, as in the FlashAttention-2 paper's
+    benchmark: 16k tokens at full size)."""
+    return pick(small=1024, full=FULL_TOKENS)
+
+
+def hidden() -> int:
+    """Model width ``heads * head_dim``, fixed across head dimensions (2048 at full size, as in
+    the FlashAttention-2 paper's benchmark, Section 4.1)."""
+    return pick(small=256, full=FULL_HIDDEN)
+
+
+def n_heads(head_dim: int = 64) -> int:
+    """Heads at ``head_dim``: ``hidden() // head_dim`` (32 at d = 64, 16 at d = 128, full)."""
+    if head_dim < 1 or hidden() % head_dim:
+        raise ValueError(f"head_dim must divide {hidden()}, got {head_dim!r}")
+    return hidden() // head_dim
+
+
+def seq_lens() -> list[int]:
+    return pick(small=[128, 256, 512], full=[512, 1024, 2048, 4096, 8192, 16384])
+
+
+def head_dims() -> list[int]:
+    return pick(small=[64], full=[64, 128])
+
+
+def fused_configs(head_dim: int) -> list[dict]:
+    """Launch configurations of the fused kernel tried on a GPU (the first is the default)."""
+    from helpers.kernels import attention as kern
+
+    first = kern.default_config(head_dim)
+    return [first,
+            {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
+            {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 4}]
+
+
+def _budget() -> float:
+    return pick(small=0.1, full=0.25)
+
+
+def _bench(fn, device: str, name: str):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
+                 budget_s=_budget(), min_reps=3, env=False)
+
+
+# --- the three implementations --------------------------------------------------------------
+
+def naive_attention(q, k, v, *, causal: bool = False, mask=None):
+    """Standard attention with the scores materialised: matmul, (mask), softmax, matmul.
+
+    ``mask`` (optional) is a precomputed ``N x N`` boolean of the positions to hide.
+    """
+    import torch
+
+    s = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if causal:
+        if mask is None:
+            n = q.shape[-2]
+            mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+        s = s.masked_fill(mask, float("-inf"))
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+def sdpa_attention(q, k, v, *, causal: bool = False):
+    """``torch.nn.functional.scaled_dot_product_attention`` with the backend torch chooses."""
+    import torch.nn.functional as F
+
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def _inputs(shape, gen, device: str, dtype):
+    """Standard normal q, k, v drawn on the CPU from ``gen``, then moved (never zeros)."""
+    import torch
+
+    return tuple(torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
+                 for _ in range(3))
+
+
+def _max_error(out, q, k, v, causal: bool, gen) -> float:
+    """Worst absolute error of ``out`` against float64 on a few heads and query rows.
+
+    The reference is computed where the tensors live, in float64, for the first and last
+    (batch, head) slice and :data:`CHECK_ROWS` random query rows of each (all rows if fewer).
+    """
+    import torch
+
+    b, h, n, d = q.shape
+    rows = torch.randperm(n, generator=gen)[:CHECK_ROWS].sort().values.to(q.device)
+    worst = 0.0
+    for bi, hi in {(0, 0), (b - 1, h - 1)}:
+        q64, k64, v64 = (t[bi, hi].double() for t in (q, k, v))
+        s = (q64[rows] @ k64.T) / math.sqrt(d)
+        if causal:
+            cols = torch.arange(n, device=q.device)
+            s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+        want = torch.softmax(s, dim=-1) @ v64
+        got = out[bi, hi][rows].double()
+        err = (got - want).abs().max()
+        if torch.isnan(err):
+            return float("nan")
+        worst = max(worst, float(err))
+    return worst
+
+
+def _checked(name: str, fn, q, k, v, causal: bool, gen, dtype_name: str) -> float:
+    out = fn()
+    sync(str(q.device))
+    err = _max_error(out, q, k, v, causal, gen)
+    tol = TOLERANCE[dtype_name]
+    if not err <= tol:  # also catches NaN
+        raise AssertionError(f"{name}: max error {err:.3g} against float64 exceeds {tol:g}")
+    return err
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def measure_kernel_checks(gen) -> dict:
+    """The fused kernel against float64 at tiny sizes, masks included (interpreter on a CPU).
+
+    Sequence lengths 64, 97 (not a multiple of any block) and 128; head dimensions 16 and 32;
+    causal and not; fp32 and fp16; blocks of 32 query rows and 16 keys.
+    """
+    import torch
+
+    from helpers.kernels import attention as kern
+
+    device = "cpu" if kern.INTERPRETED else "cuda"
+    cases = []
+    for dtype in (torch.float32, torch.float16):
+        for n, d in ((64, 16), (97, 32), (128, 32)):
+            for causal in (False, True):
+                q, k, v = _inputs((2, n, d), gen, device, dtype)
+                o = kern.attention(q, k, v, causal=causal, block_m=32, block_n=16)
+                err = float((o.double().cpu() - kern.attention_reference(q, k, v, causal=causal))
+                            .abs().max())
+                name = str(dtype).removeprefix("torch.")
+                tol = TOLERANCE["tf32" if name == "float32" and not kern.INTERPRETED else name]
+                if not err <= tol:
+                    raise AssertionError(f"fused kernel {name} n={n} d={d} causal={causal}: "
+                                         f"max error {err:.3g} exceeds {tol:g}")
+                cases.append({"dtype": name, "seq_len": n, "head_dim": d, "causal": causal,
+                              "max_abs_error": err})
+    return {"device": device, "interpreted": kern.INTERPRETED, "cases": cases}
+
+
+def _sdpa_kernels(q, k, v, causal: bool) -> list[str]:
+    """Names of the GPU kernels one SDPA call runs (from the profiler), or ["unknown: ..."]."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            sdpa_attention(q, k, v, causal=causal)
+            torch.cuda.synchronize()
+        names = sorted({e.key for e in prof.key_averages()})
+        return [n[:120] for n in names][:8]
+    except Exception as exc:  # the profiler is optional evidence; never fail the run for it
+        return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
+
+
+def _choose_config(q, k, v, causal: bool, gen, device: str, d: int) -> tuple[dict, list]:
+    """Try :func:`fused_configs` on these inputs; return the fastest and every attempt."""
+    from helpers.kernels import attention as kern
+
+    tried, best = [], None
+    for cfg in fused_configs(d):
+        fn = (lambda cfg=cfg: kern.attention(q, k, v, causal=causal, **cfg))
+        entry = dict(cfg)
+        try:
+            entry["max_abs_error"] = _checked("fused", fn, q, k, v, causal, gen, "bfloat16")
+            r = _bench(fn, device, f"fused_cfg_{cfg}")
+        except AssertionError:
+            raise
+        except Exception as exc:  # e.g. a configuration that needs more shared memory
+            entry["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            tried.append(entry)
+            continue
+        entry["median_s"] = r.median_s
+        tried.append(entry)
+        if best is None or r.median_s < best[0]:
+            best = (r.median_s, cfg)
+    if best is None:
+        raise RuntimeError(f"no fused-kernel configuration ran: {tried}")
+    return best[1], tried
+
+
+def measure_sweep(device: str, gen) -> dict:
+    """Time naive, fused (GPU only) and SDPA per head dimension, mask and sequence length."""
+    import torch
+
+    from helpers.kernels import attention as kern
+
+    cuda = device.startswith("cuda")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    dtype_name = str(dtype).removeprefix("torch.")
+    esize = float(torch.finfo(dtype).bits // 8)
+    out: dict = {"dtype": dtype_name, "tokens": tokens(), "hidden": hidden(), "points": [],
+                 "fused_timed": cuda, "configs": {}, "sdpa_kernels": {}}
+    cases = [(d, c) for d in head_dims() for c in (False, True)]
+    for d, causal in progress(cases, desc="attention cases"):
+        heads = n_heads(d)
+        key = f"d{d}_{'causal' if causal else 'full'}"
+        cfg = kern.default_config(d)
+        if cuda:  # choose the fused kernel's configuration at the longest sequence
+            n = seq_lens()[-1]
+            q, k, v = _inputs((max(1, tokens() // n), heads, n, d), gen, device, dtype)
+            cfg, tried = _choose_config(q, k, v, causal, gen, device, d)
+            out["configs"][key] = {"chosen": cfg, "tried": tried}
+            out["sdpa_kernels"][key] = _sdpa_kernels(q, k, v, causal)
+            del q, k, v
+        for n in seq_lens():
+            batch = max(1, tokens() // n)
+            q, k, v = _inputs((batch, heads, n, d), gen, device, dtype)
+            point = {"head_dim": d, "causal": causal, "seq_len": n, "batch": batch,
+                     "n_heads": heads, "bytes_per_element": esize,
+                     "flop": model.attention_flop(n, d, n_heads=heads, batch=batch,
+                                                  causal=causal),
+                     "naive_flop": model.attention_flop(n, d, n_heads=heads, batch=batch),
+                     "naive_bytes": model.standard_attention_hbm_bytes(
+                         n, d, esize, n_heads=heads, batch=batch)
+                     + (2.0 * n * n * esize * heads * batch if causal else 0.0),
+                     "fused_bytes": model.flash2_attention_hbm_bytes(
+                         n, d, esize, block_rows=cfg["block_m"], n_heads=heads, batch=batch,
+                         causal=causal),
+                     "fused_config": cfg}
+            impls: dict[str, Callable] = {}
+            peak = model.naive_attention_peak_bytes(n, esize, n_heads=heads, batch=batch)
+            if peak <= NAIVE_LIMIT_BYTES:
+                mask = (torch.ones(n, n, dtype=torch.bool, device=device).triu(1)
+                        if causal else None)
+                impls["naive"] = (lambda mask=mask: naive_attention(q, k, v, causal=causal,
+                                                                    mask=mask))
+            else:
+                point["naive_skipped"] = (f"needs {peak / 2**30:.0f} GiB for the scores "
+                                          f"(limit {NAIVE_LIMIT_BYTES / 2**30:.0f} GiB)")
+            if cuda:
+                impls["fused"] = (lambda: kern.attention(q, k, v, causal=causal, **cfg))
+            impls["sdpa"] = (lambda: sdpa_attention(q, k, v, causal=causal))
+            for name, fn in impls.items():
+                err = _checked(f"{name} n={n} d={d} causal={causal}", fn, q, k, v, causal, gen,
+                               dtype_name)
+                point[name] = {"max_abs_error": err,
+                               "bench": summarize(_bench(fn, device, f"{name}_{key}_{n}"))}
+            out["points"].append(point)
+            del q, k, v, impls
+            if cuda:
+                torch.cuda.empty_cache()
+    return out
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    import torch
+
+    device = device or lab_device()
+    result = new_result(LAB, device, tokens=tokens(), hidden=hidden(), seq_lens=seq_lens(),
+                        head_dims=head_dims(), budget_s=_budget(),
+                        naive_limit_bytes=NAIVE_LIMIT_BYTES, tolerance=TOLERANCE,
+                        flop_convention="4 N^2 d per head, halved when causal (FlashAttention "
+                                        "benchmarks); the naive path computes the full 4 N^2 d")
+    gen = torch.Generator().manual_seed(2025)
+    m = result["measurements"]
+    m["kernel_checks"] = measure_kernel_checks(gen)
+    m["sweep"] = measure_sweep(device, gen)
+    m["sdpa_backends_enabled"] = _sdpa_backends()
+    return result
+
+
+def _sdpa_backends() -> dict:
+    """Which SDPA backends torch has enabled (it picks among them per call)."""
+    import torch
+
+    out = {}
+    for name in ("flash", "mem_efficient", "math", "cudnn"):
+        fn = getattr(torch.backends.cuda, f"{name}_sdp_enabled", None)
+        if fn is not None:
+            out[name] = bool(fn())
+    return out
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis (the page's tables and plots) -------------------------------------------------
+
+IMPLS = ("naive", "fused", "sdpa")
+
+
+def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per point: each implementation's time, FLOP/s (useful FLOP) and the model's bound.
+
+    The bound is :func:`helpers.models.roofline.kernel_time_lower_bound_s` with ``gpu``'s
+    bf16 dense peak and HBM bandwidth, for the naive path's full FLOP and bytes and for the
+    fused kernel's FLOP and bytes (:func:`helpers.models.attention.flash2_attention_hbm_bytes`).
+    """
+    peak = gpu.peak_flop_per_s("bf16")
+    bw = gpu.hbm_bytes_per_s
+    rows = []
+    for p in result["measurements"]["sweep"]["points"]:
+        row = {k: p[k] for k in ("head_dim", "causal", "seq_len", "batch", "flop")}
+        row["naive_bound_s"] = roofline.kernel_time_lower_bound_s(p["naive_flop"],
+                                                                  p["naive_bytes"], peak, bw)
+        row["fused_bound_s"] = roofline.kernel_time_lower_bound_s(p["flop"], p["fused_bytes"],
+                                                                  peak, bw)
+        row["naive_bytes"], row["fused_bytes"] = p["naive_bytes"], p["fused_bytes"]
+        for name in IMPLS:
+            e = p.get(name)
+            row[f"{name}_s"] = e["bench"]["median_s"] if e else None
+            row[f"{name}_flop_per_s"] = p["flop"] / e["bench"]["median_s"] if e else None
+            row[f"{name}_error"] = e["max_abs_error"] if e else None
+        rows.append(row)
+    return rows
+
+
+def fused_vs_sdpa(result: dict | None) -> dict:
+    """Fused kernel's time as a fraction of SDPA's speed (sdpa_s / fused_s) per case, at the
+    longest sequence; empty when the result has no fused timings (CPU tier) or is None."""
+    if result is None:
+        return {}
+    out = {}
+    rows = [r for r in point_rows(result) if r["fused_s"] and r["sdpa_s"]]
+    for r in rows:
+        key = (r["head_dim"], r["causal"])
+        if key not in out or r["seq_len"] > out[key]["seq_len"]:
+            out[key] = {"seq_len": r["seq_len"], "fraction": r["sdpa_s"] / r["fused_s"]}
+    return out
+
+
+def point_at(rows: list[dict], seq_len: int, head_dim: int, causal: bool) -> dict | None:
+    """The row of :func:`point_rows` at one (sequence length, head dimension, mask), or None."""
+    return next((r for r in rows if (r["seq_len"], r["head_dim"], r["causal"])
+                 == (seq_len, head_dim, causal)), None)
+
+
+def sdpa_kernel_name(result: dict | None, head_dim: int, causal: bool) -> str | None:
+    """The attention kernel the profiler saw in SDPA's call (the first name that mentions
+    attention, flash or fmha; else the first name), or None when not recorded."""
+    if result is None:
+        return None
+    key = f"d{head_dim}_{'causal' if causal else 'full'}"
+    names = result["measurements"]["sweep"].get("sdpa_kernels", {}).get(key) or []
+    hits = [n for n in names if any(w in n.lower() for w in ("attention", "flash", "fmha", "sdpa"))]
+    return (hits or names or [None])[0]
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None, head_dim: int = 64,
+                    causal: bool = False) -> list[Row]:
+    """Model | H200 | yours rows: times of the three implementations per sequence length.
+
+    The model column is the roofline bound (naive and fused); SDPA has no model of its own.
+    """
+    def index(result):
+        return {} if result is None else {
+            (r["seq_len"], r["head_dim"], r["causal"]): r for r in point_rows(result)}
+
+    r_ref, r_mine = index(ref), index(mine)
+    keys = sorted({k for k in r_ref} | {k for k in r_mine}) or []
+    rows = []
+    for n, d, c in keys:
+        if d != head_dim or c != causal:
+            continue
+        a, b = r_ref.get((n, d, c), {}), r_mine.get((n, d, c), {})
+        for name in IMPLS:
+            bound = (a or b).get(f"{name}_bound_s") if name != "sdpa" else None
+            if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
+                continue
+            rows.append(Row(f"{name} N={n}", "ms", 1e-3, model=bound, h200=a.get(f"{name}_s"),
+                            yours=b.get(f"{name}_s")))
+    return rows
+
+
+def comparison_table(ref: dict | None, mine: dict | None, head_dim: int = 64,
+                     causal: bool = False) -> Table:
+    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
+    rows = comparison_rows(ref, mine, head_dim, causal) or [Row("no measurement yet", "ms", 1e-3)]
+    title = f"Attention forward, d={head_dim}, {'causal' if causal else 'no mask'}"
+    return Table(title, rows, yours_label="yours" if mine is not None else None)
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: rates of each implementation per point."""
+    lines = []
+    checks = result["measurements"]["kernel_checks"]
+    worst = max(c["max_abs_error"] for c in checks["cases"])
+    lines.append(f"fused kernel checked on {len(checks['cases'])} tiny cases "
+                 f"({'interpreter' if checks['interpreted'] else 'GPU'}): worst error {worst:.2g}")
+    for r in point_rows(result):
+        parts = [f"{name} {r[f'{name}_flop_per_s'] / 1e12:.3g}" for name in IMPLS
+                 if r[f"{name}_flop_per_s"] is not None]
+        lines.append(f"d={r['head_dim']} {'causal' if r['causal'] else 'full  '} "
+                     f"N={r['seq_len']:>5}: TFLOP/s " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+# --- grading --------------------------------------------------------------------------------
+
+def _grading_shape(device: str) -> tuple[tuple[int, int, int], dict, str]:
+    """(shape, launch settings, dtype name): tiny fp32 blocks on a CPU, bf16 defaults on a GPU."""
+    if device.startswith("cuda"):
+        return (4, 1000, 64), {}, "bfloat16"
+    return (2, 75, 16), {"block_m": 32, "block_n": 16}, "float32"
+
+
+def grade_attention(kernel, device: str | None = None, trials: int = 2) -> Verdict:
+    """Correctness of a reader's fused attention kernel (same signature as
+    :func:`helpers.kernels.attention.attention_fwd_kernel`), without and with the causal
+    mask, on fresh random inputs whose length is not a multiple of a block; the output is
+    poisoned with NaN first and compared with float64."""
+    import torch
+
+    from helpers.kernels import attention as kern
+
+    device = device or lab_device()
+    shape, launch, dtype_name = _grading_shape(device)
+    dtype = getattr(torch, dtype_name)
+
+    def make(gen):
+        return _inputs(shape, gen, device, dtype)
+
+    atol = TOLERANCE[dtype_name]
+    for causal in (False, True):
+        v = check_outputs(
+            lambda q, k, v, o: kern.attention(q, k, v, causal=causal, out=o, kernel=kernel,
+                                              **launch),
+            lambda q, k, v: kern.attention_reference(q, k, v, causal=causal), make,
+            name="fused attention kernel", trials=trials, make_output=lambda q, k, v: torch.empty_like(q),
+            rtol=0.0, atol=atol, device=device)
+        if not v.passed:
+            v.reasons.insert(0, "causal" if causal else "no mask")
+            return v
+    return Verdict("fused attention kernel", "PASS",
+                   [f"matches a float64 reference without and with the causal mask on "
+                    f"{trials} fresh random inputs each"])
+
+
+def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096,
+                          min_fraction: float = 0.5) -> Verdict | None:
+    """Speed of a reader's kernel against SDPA on a GPU (None on a CPU): PASS when it reaches
+    ``min_fraction`` of SDPA's speed at ``seq_len``, d = 64, no mask; INCONCLUSIVE if noisy.
+
+    The default asks half of SDPA's speed of the page's exercise, a plain loop with a mask on
+    every block; the book's own kernel aims at 80 % (:func:`fused_vs_sdpa` reports it)."""
+    import torch
+
+    from helpers.kernels import attention as kern
+
+    device = device or lab_device()
+    if not device.startswith("cuda"):
+        return None
+    gen = torch.Generator().manual_seed(11)
+    heads = FULL_HIDDEN // 64
+    q, k, v = _inputs((max(1, FULL_TOKENS // seq_len), heads, seq_len, 64), gen, device,
+                      torch.bfloat16)
+    mine_fn = (lambda: kern.attention(q, k, v, kernel=kernel))
+    _checked("your kernel", mine_fn, q, k, v, False, gen, "bfloat16")
+    mine = _bench(mine_fn, device, "your_attention")
+    sdpa = _bench(lambda: sdpa_attention(q, k, v), device, "sdpa")
+    flop = model.attention_flop(seq_len, 64, n_heads=heads, batch=q.shape[0])
+    print(f"your kernel: {flop / mine.median_s / 1e12:.3g} TFLOP/s, SDPA "
+          f"{flop / sdpa.median_s / 1e12:.3g} TFLOP/s")
+    return check_performance(mine.median_s, sdpa.median_s, name="fused attention speed vs SDPA",
+                             spread=max(mine.spread, sdpa.spread), min_fraction=min_fraction)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()
