@@ -70,13 +70,13 @@ SEED = 2026
 def settings() -> dict:
     """The sizes of this run (small on a CPU, full on the reference machine)."""
     return {
-        "steps": pick(small=240, full=900),
+        "steps": pick(small=200, full=900),
         "interval_steps": pick(small=20, full=30),
-        "kills": pick(small=7, full=30),
+        "kills": pick(small=6, full=30),
         "write_kill_fraction": 0.4,
         "write_pause_s": pick(small=0.25, full=0.25),
         "keep": 2,
-        "work_s": pick(small=1.5, full=4.0),  # useful work of each failure-injected run
+        "work_s": pick(small=1.0, full=4.0),  # useful work of each failure-injected run
         "failures_per_run": pick(small=12, full=30),  # sets the artificial M = work / this
         "interval_factors": [0.25, 0.5, 1.0, 2.0, 4.0],  # times Daly's optimum
         "repeats": pick(small=1, full=2),
@@ -231,9 +231,11 @@ def measure_costs(directory: Path) -> dict:
     step = bench(trainer.step, device="cpu", name="train_step", budget_s=budget, env=False)
     save = bench(lambda: store.save(trainer.step_no, trainer.state()), device="cpu",
                  name="checkpoint_save", budget_s=budget, env=False)
-    fresh = Trainer()
+    fresh = None
 
-    def restart():
+    def restart():  # what a restart does: build the process's objects, verify, load
+        nonlocal fresh
+        fresh = Trainer()
         got = store.load_latest()
         fresh.load(got[1])
         return got[0]
