@@ -61,7 +61,7 @@ from helpers.models import checkpointing as ck
 __all__ = ["LAB", "settings", "measure_kills", "measure_costs", "measure_interval",
            "measure_kill_in_place", "run", "reference_or_none", "kill_during_write",
            "grade_atomic_save", "atomic_save_reference", "kill_summary", "interval_rows",
-           "comparison_rows", "main"]
+           "comparison_rows", "prose_numbers", "measure_one", "MISSING", "main"]
 
 LAB = "checkpointing"
 SEED = 2026
@@ -551,6 +551,60 @@ def comparison_rows(ref: dict | None, mine: dict | None) -> list:
         Row("goodput at Daly's interval", "%", 0.01, model=rmodel, h200=rmeas, yours=mmeas),
     ]
     return rows
+
+
+MISSING = "(not measured yet)"
+
+
+def prose_numbers(result: dict | None) -> dict:
+    """The numbers the page's prose states about a result, formatted (MISSING when absent)."""
+    keys = ("kills", "during_write", "partial_files", "corrupt_found", "debris", "steps",
+            "recomputed", "identical", "restart_s", "delta_ms", "restart_ms", "mtbf_ms",
+            "young_ms", "daly_ms", "step_ms", "ckpt_kib", "n_points", "n_inside", "g_daly",
+            "g_model", "g_best", "best_factor", "inplace_loaded", "inplace_newest")
+    if result is None:
+        return {k: MISSING for k in keys}
+    k = kill_summary(result)
+    iv = result["measurements"]["interval"]
+    pts = interval_rows(result)
+    inside = [p for p in pts if p["sim_goodput_p05"] <= p["goodput"] <= p["sim_goodput_p95"]]
+    by_factor = {}
+    for p in pts:
+        by_factor.setdefault(p["factor"], []).append(p["goodput"])
+    best = max(by_factor, key=lambda f: np.mean(by_factor[f]))
+    rows = comparison_rows(result, result)
+    demo = result["measurements"]["kill_in_place"]["in_place"]
+    return {
+        "kills": f"{k['kills']}", "during_write": f"{k['during_write']}",
+        "partial_files": f"{k['partial_files']}", "corrupt_found": f"{k['corrupt_found']}",
+        "debris": f"{k['debris']}", "steps": f"{k['steps']}", "recomputed": f"{k['recomputed']}",
+        "identical": "identical" if k["bit_identical"] else "DIFFERENT",
+        "restart_s": f"{k['restart_s']:.2g}" if k["restart_s"] is not None else MISSING,
+        "delta_ms": f"{iv['checkpoint_s'] * 1e3:.3g}", "restart_ms": f"{iv['restart_s'] * 1e3:.3g}",
+        "mtbf_ms": f"{iv['mtbf_s'] * 1e3:.3g}", "young_ms": f"{iv['young_interval_s'] * 1e3:.3g}",
+        "daly_ms": f"{iv['daly_interval_s'] * 1e3:.3g}", "step_ms": f"{iv['step_s'] * 1e3:.2g}",
+        "ckpt_kib": f"{result['measurements']['costs']['checkpoint_bytes'] / 1024:.0f}",
+        "n_points": f"{len(pts)}", "n_inside": f"{len(inside)}",
+        "g_daly": f"{rows[-1].h200:.0%}", "g_model": f"{rows[-1].model:.0%}",
+        "best_factor": f"{best:g}", "g_best": f"{np.mean(by_factor[best]):.0%}",
+        "inplace_loaded": f"{demo['loaded_step']}", "inplace_newest": f"{demo['newest_step']}",
+    }
+
+
+def measure_one(interval_steps: int, result: dict, seed: int = 1) -> dict:
+    """One more failure-injected run at ``interval_steps``, with the artificial MTBF and the
+    work of ``result``'s interval experiment (the page's predict-then-measure exercise)."""
+    if not (isinstance(interval_steps, int) and interval_steps >= 1):
+        raise ValueError(f"interval_steps must be an int >= 1, got {interval_steps!r}")
+    iv = result["measurements"]["interval"]
+    with tempfile.TemporaryDirectory(prefix="labckpt-") as tmp:
+        got = _run_with_failures(Path(tmp), iv["steps"], interval_steps, iv["mtbf_s"],
+                                 np.random.default_rng(seed))
+    got["goodput"] = got["work_s"] / got["wall_s"]
+    got["model_goodput"] = ck.goodput(interval_steps * got["run_step_s"],
+                                      got["run_checkpoint_s"],
+                                      got["run_restart_s"] or iv["restart_s"], iv["mtbf_s"])
+    return got
 
 
 # --- grading ----------------------------------------------------------------------------------
