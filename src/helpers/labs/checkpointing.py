@@ -78,6 +78,7 @@ def settings() -> dict:
         "keep": 2,
         "work_s": pick(small=1.0, full=4.0),  # useful work of each failure-injected run
         "failures_per_run": pick(small=12, full=30),  # sets the artificial M = work / this
+        "min_mtbf_over_checkpoint": 30.0,  # ... unless M would fall below this many deltas
         "interval_factors": [0.25, 0.5, 1.0, 2.0, 4.0],  # times Daly's optimum
         "repeats": pick(small=1, full=2),
         "sim_runs": pick(small=400, full=2000),
@@ -328,7 +329,9 @@ def measure_interval(directory: Path, costs: dict, s: dict | None = None,
     delta = costs["checkpoint"]["median_s"]
     restart = costs["restart"]["median_s"]
     steps = max(10, int(round(s["work_s"] / step_s)))
-    mtbf = steps * step_s / s["failures_per_run"]
+    # the artificial MTBF: about failures_per_run failures per run, but never so short beside a
+    # checkpoint that no interval can make progress (a slow disk would stall the run)
+    mtbf = max(steps * step_s / s["failures_per_run"], s["min_mtbf_over_checkpoint"] * delta)
     work = steps * step_s
     tau_daly = ck.daly_interval_s(delta, mtbf)
     rng = np.random.default_rng(seed + 1)

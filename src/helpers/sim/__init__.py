@@ -2,4 +2,6 @@
 
 * :mod:`helpers.sim.queue`: a discrete-event simulation of a first-come-first-served
   single-server queue (Poisson arrivals and exponential service by default: the M/M/1 queue).
+* :mod:`helpers.sim.failures`: a Monte Carlo of a checkpointed job under Poisson failures
+  (failures also during checkpoints and restarts), the oracle of Daly's wall-time formula.
 """
