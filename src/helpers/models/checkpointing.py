@@ -54,7 +54,7 @@ def cluster_mtbf_s(node_mtbf_s: float, n_nodes: int) -> float:
 
     .. math::
 
-        M = M_\text{node} / N
+        M = M_\text{node} / N     (the page labels this eq-ft-mtbf)
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ def failure_probability(duration_s: float, mtbf_s: float) -> float:
 
     .. math::
 
-        P(\text{failure within } T) = 1 - e^{-T/M}
+        P(\text{failure within } T) = 1 - e^{-T/M}     (the page labels this eq-ft-mtbf)
 
     References
     ----------
@@ -161,7 +161,7 @@ def expected_lost_work_s(interval_s: float, restart_s: float = 0.0) -> float:
 
     .. math::
 
-        t_\text{lost} = \frac{\tau}{2} + R
+        t_\text{lost} = \frac{\tau}{2} + R     (the page labels this eq-ft-lost)
 
     A failure strikes, on average, halfway through the interval since the last checkpoint, so
     half an interval of work is redone, plus the restart.
@@ -192,7 +192,7 @@ def young_interval_s(checkpoint_s: float, mtbf_s: float) -> float:
 
     .. math::
 
-        \tau_\text{Young} = \sqrt{2\,\delta\,M}
+        \tau_\text{Young} = \sqrt{2\,\delta\,M}     (the page labels this eq-ft-young)
 
     Parameters
     ----------
@@ -265,7 +265,7 @@ def expected_wall_time_s(work_s: float, interval_s: float, checkpoint_s: float,
 
     .. math::
 
-        T_w = M e^{R/M}\left(e^{(\tau + \delta)/M} - 1\right)\frac{T_s}{\tau}
+        T_w = M e^{R/M}\left(e^{(\tau + \delta)/M} - 1\right)\frac{T_s}{\tau}     (the page labels this eq-ft-daly-wall)
 
     Parameters
     ----------
