@@ -114,3 +114,18 @@ def test_worker_rejects_bad_arguments(tmp_path):
         worker.train(tmp_path, 0, 1, emit=lambda *w: None)
     with pytest.raises(ValueError):
         worker.train(tmp_path, 10, 0, emit=lambda *w: None)
+
+
+def test_the_pages_numbers_and_figures_come_from_a_result_file(cpu_result):
+    # the page's reference section, fed with a CPU result as it will be with the H200 file
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.figures import lab_checkpointing as labfig
+
+    words = lab.prose_numbers(cpu_result)
+    assert words["kills"] == "3" and words["identical"] == "identical"
+    assert lab.MISSING not in words.values()
+    assert set(lab.prose_numbers(None).values()) == {lab.MISSING}
+    labfig.kill_timeline(cpu_result, title="t")
+    labfig.interval_figure(cpu_result, title="t")
