@@ -562,6 +562,12 @@ def comparison_rows(ref: dict | None, mine: dict | None) -> list:
 MISSING = "(not measured yet)"
 
 
+def _ms(seconds: float) -> str:
+    """Milliseconds for prose: three significant digits, no exponent."""
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
 def prose_numbers(result: dict | None) -> dict:
     """The numbers the page's prose states about a result, formatted (MISSING when absent)."""
     keys = ("kills", "during_write", "partial_files", "corrupt_found", "debris", "steps",
@@ -586,9 +592,9 @@ def prose_numbers(result: dict | None) -> dict:
         "debris": f"{k['debris']}", "steps": f"{k['steps']}", "recomputed": f"{k['recomputed']}",
         "identical": "identical" if k["bit_identical"] else "DIFFERENT",
         "restart_s": f"{k['restart_s']:.2g}" if k["restart_s"] is not None else MISSING,
-        "delta_ms": f"{iv['checkpoint_s'] * 1e3:.3g}", "restart_ms": f"{iv['restart_s'] * 1e3:.3g}",
-        "mtbf_ms": f"{iv['mtbf_s'] * 1e3:.3g}", "young_ms": f"{iv['young_interval_s'] * 1e3:.3g}",
-        "daly_ms": f"{iv['daly_interval_s'] * 1e3:.3g}", "step_ms": f"{iv['step_s'] * 1e3:.2g}",
+        "delta_ms": _ms(iv['checkpoint_s']), "restart_ms": _ms(iv['restart_s']),
+        "mtbf_ms": _ms(iv['mtbf_s']), "young_ms": _ms(iv['young_interval_s']),
+        "daly_ms": _ms(iv['daly_interval_s']), "step_ms": f"{iv['step_s'] * 1e3:.2g}",
         "ckpt_kib": f"{result['measurements']['costs']['checkpoint_bytes'] / 1024:.0f}",
         "n_points": f"{len(pts)}", "n_inside": f"{len(inside)}",
         "g_daly": f"{rows[-1].h200:.0%}", "g_model": f"{rows[-1].model:.0%}",
