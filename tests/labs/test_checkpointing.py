@@ -63,6 +63,8 @@ def test_the_result_file_has_the_interval_runs_and_the_demo(cpu_result):
     assert rows[-1].yours is not None and rows[-1].h200 is None
     rows = lab.comparison_rows(cpu_result, cpu_result)  # the with-reference path
     assert rows[-1].error() != "-"
+    rows = lab.comparison_rows(cpu_result)  # the status page's call: the reference alone
+    assert all(r.yours is None for r in rows) and rows[-1].model and rows[-1].h200
 
 
 def test_resuming_in_process_is_bit_identical(tmp_path):

@@ -530,7 +530,7 @@ def interval_rows(result: dict) -> list[dict]:
                   key=lambda p: (p["interval_steps"], p["repeat"]))
 
 
-def comparison_rows(ref: dict | None, mine: dict | None) -> list:
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
     """Rows of the page's table: the optimum interval and goodput, model against measured."""
     from helpers.labs.report import Row
 

@@ -22,6 +22,7 @@ LABS = (
     ("roofline", "sec-lab-roofline"),
     ("memory_access", "sec-lab-memory-access"),
     ("launch_overhead", "sec-lab-launch-overhead"),
+    ("checkpointing", "sec-lab-checkpointing"),
 )
 
 
