@@ -81,7 +81,7 @@ def settings() -> dict:
         "min_mtbf_over_checkpoint": 30.0,  # ... unless M would fall below this many deltas
         "interval_factors": [0.25, 0.5, 1.0, 2.0, 4.0],  # times Daly's optimum
         "repeats": pick(small=1, full=2),
-        "sim_runs": pick(small=400, full=2000),
+        "sim_runs": pick(small=400, full=1000),
         "train_device": "cpu",
     }
 
