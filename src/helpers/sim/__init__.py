@@ -4,4 +4,6 @@
   single-server queue (Poisson arrivals and exponential service by default: the M/M/1 queue).
 * :mod:`helpers.sim.pipeline`: the schedule of a pipeline-parallel training step (GPipe, 1F1B,
   interleaved 1F1B), each operation started as early as its rank and its inputs allow.
+* :mod:`helpers.sim.failures`: a Monte Carlo of a checkpointed job under Poisson failures
+  (failures also during checkpoints and restarts), the oracle of Daly's wall-time formula.
 """

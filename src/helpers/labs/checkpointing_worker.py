@@ -1,0 +1,186 @@
+"""The training process of the checkpointing lab: a small deterministic model that checkpoints.
+
+The lab's controller (:mod:`helpers.labs.checkpointing`) starts this module as a subprocess::
+
+    python -m helpers.labs.checkpointing_worker --dir DIR --steps N --interval K [--write-pause-s S]
+
+and kills it with SIGKILL at moments of its choosing. Each start resumes from the newest
+checkpoint whose checksum verifies (:class:`helpers.checkpoint.CheckpointStore`), so the run
+finishes, after any number of kills, with the same weights as a run never interrupted, bit for
+bit. The worker reports what it does on stdout, one line per event, flushed at once:
+
+``resumed <step> <corrupt> <debris>``
+    started from ``step`` (0: from scratch); how many damaged checkpoints it skipped and how
+    many temporary files of killed writers it swept away;
+``step <s>``
+    finished training step ``s``;
+``writing <s> <written> <total>``
+    is writing the checkpoint of step ``s``: the first chunk of its temporary file is on disk;
+    with ``--write-pause-s`` it then pauses, a stand-in for a slow file system that gives the
+    controller a window to kill it in the middle of the write;
+``saved <s>``
+    the checkpoint of step ``s`` is committed (renamed into place and in the manifest);
+``done <digest>``
+    finished; ``digest`` is :func:`helpers.checkpoint.state_digest` of the final weights.
+
+Everything a training step consumes is in the checkpoint: the model and the optimizer (Adam,
+whose moments and step counts matter), the data position (epoch, index in the epoch and the
+shuffling generator's state) and the generators of torch (dropout), numpy (input noise) and
+Python's ``random`` (which samples get noise). Training runs on the CPU with one thread and
+``torch.use_deterministic_algorithms(True)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["Trainer", "train", "main", "N_IN", "N_HIDDEN", "N_OUT", "N_SAMPLES", "BATCH"]
+
+N_IN, N_HIDDEN, N_OUT = 32, 128, 8
+N_SAMPLES, BATCH = 2048, 64
+DATA_SEED, MODEL_SEED = 1234, 5678
+
+
+def _setup_torch():
+    import torch
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    return torch
+
+
+class Trainer:
+    """The model, its optimizer, its data and every random generator, as one object.
+
+    ``state()`` returns everything needed to continue exactly where it is; ``load(state)``
+    puts it back.
+    """
+
+    def __init__(self, hidden: int = N_HIDDEN):
+        import numpy as np
+
+        torch = _setup_torch()
+        self.torch, self.np = torch, np
+        g = torch.Generator().manual_seed(DATA_SEED)
+        self.x = torch.randn(N_SAMPLES, N_IN, generator=g)
+        teacher = torch.randn(N_IN, N_OUT, generator=g)
+        self.y = (self.x @ teacher).argmax(dim=1)
+        torch.manual_seed(MODEL_SEED)
+        np.random.seed(MODEL_SEED)
+        random.seed(MODEL_SEED)
+        self.model = torch.nn.Sequential(
+            torch.nn.Linear(N_IN, hidden), torch.nn.GELU(), torch.nn.Dropout(0.1),
+            torch.nn.Linear(hidden, hidden), torch.nn.GELU(), torch.nn.Dropout(0.1),
+            torch.nn.Linear(hidden, N_OUT))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+        self.shuffle = torch.Generator().manual_seed(DATA_SEED + 1)
+        self.step_no, self.epoch, self.pos = 0, 0, 0
+        self.perm = torch.randperm(N_SAMPLES, generator=self.shuffle)
+
+    def _batch(self):
+        torch, np = self.torch, self.np
+        if self.pos + BATCH > N_SAMPLES:  # a new epoch: a new shuffle
+            self.epoch, self.pos = self.epoch + 1, 0
+            self.perm = torch.randperm(N_SAMPLES, generator=self.shuffle)
+        idx = self.perm[self.pos:self.pos + BATCH]
+        self.pos += BATCH
+        x = self.x[idx].clone()
+        noisy = [i for i in range(BATCH) if random.random() < 0.5]  # Python's generator
+        noise = torch.from_numpy(np.random.normal(0.0, 0.05, (len(noisy), N_IN))).float()
+        x[noisy] += noise  # numpy's generator
+        return x, self.y[idx]
+
+    def step(self) -> float:
+        """One optimizer step on the next batch; returns the loss."""
+        self.model.train()
+        x, y = self._batch()
+        loss = self.torch.nn.functional.cross_entropy(self.model(x), y)  # dropout: torch's
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.step_no += 1
+        return float(loss.detach())
+
+    def state(self) -> dict:
+        from helpers.checkpoint import capture_rng_state
+
+        return {"step": self.step_no, "model": self.model.state_dict(),
+                "optimizer": self.opt.state_dict(), "rng": capture_rng_state(),
+                "data": {"epoch": self.epoch, "pos": self.pos, "perm": self.perm.clone(),
+                         "shuffle": self.shuffle.get_state()}}
+
+    def load(self, state: dict) -> None:
+        from helpers.checkpoint import restore_rng_state
+
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["optimizer"])
+        restore_rng_state(state["rng"])
+        d = state["data"]
+        self.epoch, self.pos, self.perm = d["epoch"], d["pos"], d["perm"]
+        self.shuffle.set_state(d["shuffle"])
+        self.step_no = state["step"]
+
+    def digest(self) -> str:
+        from helpers.checkpoint import state_digest
+
+        return state_digest(self.model.state_dict())
+
+
+def _emit(*words) -> None:
+    print(*words, flush=True)
+
+
+def train(directory: str | Path, steps: int, interval: int, *, keep: int = 2,
+          write_pause_s: float = 0.0, chunk_bytes: int = 1 << 16, emit=_emit) -> str:
+    """Resume from the newest good checkpoint in ``directory`` (or start), train to ``steps``
+    checkpointing every ``interval`` steps and at the end; return the final digest."""
+    from helpers.checkpoint import CheckpointStore
+
+    if not (steps >= 1 and interval >= 1):
+        raise ValueError(f"steps and interval must be >= 1, got {steps!r}, {interval!r}")
+    store = CheckpointStore(directory, keep=keep)
+    debris = len(store.temp_files())
+    trainer = Trainer()
+    latest = store.load_latest()
+    if latest is not None:
+        trainer.load(latest[1])
+    store.sweep()
+    emit("resumed", trainer.step_no, len(store.corrupt), debris)
+
+    def on_chunk(written: int, total: int, s: list) -> None:
+        if written <= chunk_bytes:  # the first chunk is on disk
+            emit("writing", s[0], written, total)
+            if write_pause_s > 0:
+                time.sleep(write_pause_s)
+
+    while trainer.step_no < steps:
+        trainer.step()
+        emit("step", trainer.step_no)
+        if trainer.step_no % interval == 0 or trainer.step_no == steps:
+            s = [trainer.step_no]
+            store.save(trainer.step_no, trainer.state(), chunk_bytes=chunk_bytes,
+                       on_chunk=lambda w, t: on_chunk(w, t, s))
+            emit("saved", trainer.step_no)
+    digest = trainer.digest()
+    emit("done", digest)
+    return digest
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m helpers.labs.checkpointing_worker")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--interval", type=int, required=True)
+    p.add_argument("--keep", type=int, default=2)
+    p.add_argument("--write-pause-s", type=float, default=0.0)
+    a = p.parse_args(argv)
+    train(a.dir, a.steps, a.interval, keep=a.keep, write_pause_s=a.write_pause_s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
