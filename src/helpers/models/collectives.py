@@ -1,0 +1,518 @@
+r"""Collective communication: alpha-beta costs of ring and tree algorithms, algbw and busbw.
+
+Every message between two ranks costs a start-up time :math:`\alpha` (s) plus
+:math:`\beta` (s/byte) per byte, the latency-bandwidth model of {ref}`sec-start-here` with
+:math:`\beta = 1/B`. A collective algorithm is a schedule of such messages; its cost is the
+number of sequential steps times :math:`\alpha` plus the bytes on the busiest rank's link times
+:math:`\beta`. For :math:`p` ranks and :math:`n` bytes (the size nccl-tests reports):
+
+==================  =======================================  ==============================
+collective          time                                     busbw factor (nccl-tests)
+==================  =======================================  ==============================
+ring all-reduce     :math:`2(p-1)\alpha + 2\frac{p-1}{p}n\beta`  :math:`2(p-1)/p`
+reduce-scatter      :math:`(p-1)\alpha + \frac{p-1}{p}n\beta`    :math:`(p-1)/p`
+all-gather          :math:`(p-1)\alpha + \frac{p-1}{p}n\beta`    :math:`(p-1)/p`
+all-to-all          :math:`(p-1)\alpha + \frac{p-1}{p}n\beta`    :math:`(p-1)/p`
+broadcast (tree)    :math:`\lceil\log_2 p\rceil(\alpha + n\beta)`  :math:`1`
+tree all-reduce     :math:`2\lceil\log_2 p\rceil(\alpha + n\beta)`  :math:`2(p-1)/p`
+==================  =======================================  ==============================
+
+The reduction's arithmetic (:math:`\gamma` per byte in Thakur et al.) is left out: on GPUs it
+hides under the transfer. Sizes follow nccl-tests: for all-gather ``message_bytes`` is the
+gathered (output) buffer, for reduce-scatter the (input) buffer before scattering, for
+all-to-all one rank's whole send buffer.
+
+Taught in {ref}`sec-collectives`; measured in {ref}`sec-lab-collectives`.
+
+References
+----------
+* Thakur, R., Rabenseifner, R. and Gropp, W. (2005), "Optimization of Collective Communication
+  Operations in MPICH", Int. J. High Performance Computing Applications 19(1), 49-66 (the
+  cost of each algorithm in alpha, beta, gamma; restated in MPICH's ``src/mpi/coll`` sources).
+* Patarasuk, P. and Yuan, X. (2009), "Bandwidth optimal all-reduce algorithms for clusters of
+  workstations", J. Parallel Distrib. Comput. 69(2), 117-124 (the ring all-reduce and its
+  lower bound :math:`2\frac{p-1}{p}n\beta`).
+* NVIDIA, nccl-tests, ``doc/PERFORMANCE.md`` (algorithm bandwidth and bus bandwidth).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import positive, positive_array, positive_int
+
+__all__ = [
+    "ring_allreduce_time_s", "reduce_scatter_time_s", "all_gather_time_s", "broadcast_time_s",
+    "all_to_all_time_s", "tree_allreduce_time_s", "collective_time_s", "busbw_factor",
+    "algbw_bytes_per_s", "busbw_bytes_per_s", "fit_alpha_beta", "AlphaBetaFit", "COLLECTIVES",
+]
+
+#: The collectives the busbw factor knows, in nccl-tests' order.
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all")
+
+_ALIASES = {"allreduce": "all_reduce", "allgather": "all_gather",
+            "reducescatter": "reduce_scatter", "alltoall": "all_to_all",
+            "all_to_all_single": "all_to_all", "all_gather_into_tensor": "all_gather",
+            "reduce_scatter_tensor": "reduce_scatter"}
+
+
+def _collective(name) -> str:
+    key = str(name).strip().lower().replace("-", "_")
+    key = _ALIASES.get(key.replace("_", ""), _ALIASES.get(key, key))
+    if key not in COLLECTIVES:
+        raise ValueError(f"collective must be one of {COLLECTIVES}, got {name!r}")
+    return key
+
+
+def _args(message_bytes, ranks, alpha_s, beta_s_per_byte):
+    n = positive_array("message_bytes", message_bytes, allow_zero=True)
+    p = positive_int("ranks", ranks)
+    a = positive("alpha_s", alpha_s, allow_zero=True)
+    b = positive("beta_s_per_byte", beta_s_per_byte, allow_zero=True)
+    return n, p, a, b
+
+
+def _ceil_log2(p: int) -> int:
+    return (p - 1).bit_length()  # exact for ints: ceil(log2 p), 0 for p = 1
+
+
+def ring_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a ring all-reduce: a ring reduce-scatter, then a ring all-gather.
+
+    .. math:: T_{\text{ring AR}} = 2(p-1)\,\alpha + 2\,\frac{p-1}{p}\,n\,\beta          (the page labels this eq-ring-allreduce)
+
+    The buffer is cut into :math:`p` chunks of :math:`n/p` bytes. In each of :math:`p-1`
+    reduce-scatter steps every rank sends one chunk to its right neighbour and adds the chunk
+    it receives; after them each rank holds one fully reduced chunk. :math:`p-1` all-gather
+    steps then pass the reduced chunks around. Every step costs :math:`\alpha + (n/p)\beta`.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes of the buffer every rank contributes and receives, :math:`n` (>= 0).
+    ranks : int
+        Number of ranks :math:`p` (>= 1); one rank communicates nothing.
+    alpha_s : float
+        Per-message start-up time :math:`\alpha` (s), >= 0.
+    beta_s_per_byte : float
+        Time per byte on one link :math:`\beta = 1/B` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Every rank sends and receives at once on its own full-bandwidth link (a ring embedded in a
+    switch or an NVSwitch); reduction arithmetic is free (no :math:`\gamma` term).
+
+    References
+    ----------
+    Patarasuk and Yuan (2009), J. Parallel Distrib. Comput. 69(2), 117-124: the ring
+    all-reduce and the lower bound on the data each rank must send; Thakur, Rabenseifner and
+    Gropp (2005): reduce-scatter followed by all-gather for long messages.
+
+    Examples
+    --------
+    >>> ring_allreduce_time_s(1e9, 8, 5e-6, 1 / 450e9)   # 1 GB over 8 ranks at 450 GB/s
+    0.003958888888888889
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b
+
+
+def reduce_scatter_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a ring reduce-scatter of an ``message_bytes`` input buffer.
+
+    .. math:: T_{\text{RS}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta          (the page labels this eq-ring-rs-ag)
+
+    :math:`p-1` steps, each sending one :math:`n/p` chunk; every rank ends with :math:`n/p`
+    reduced bytes.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes of each rank's input buffer, :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), reduce-scatter for long messages (pairwise
+    exchange, the same cost as a ring).
+
+    >>> reduce_scatter_time_s(1e6, 4, 1e-6, 1e-9)
+    0.000753
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return (p - 1) * a + (p - 1) / p * n * b
+
+
+def all_gather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a ring all-gather whose gathered (output) buffer is ``message_bytes``.
+
+    .. math:: T_{\text{AG}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta          (eq-ring-rs-ag)
+
+    Each rank starts with :math:`n/p` bytes and, in :math:`p-1` steps, forwards the chunk it
+    received last.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes of the gathered buffer, :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), ring all-gather; the same cost is stated in MPICH's
+    ``src/mpi/coll/allgather/allgather_intra_ring.c``.
+
+    >>> all_gather_time_s(1e6, 4, 1e-6, 1e-9)
+    0.000753
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return (p - 1) * a + (p - 1) / p * n * b
+
+
+def all_to_all_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a pairwise-exchange all-to-all; ``message_bytes`` is one rank's send buffer.
+
+    .. math:: T_{\text{A2A}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta
+
+    A rank keeps :math:`n/p` of its bytes and sends :math:`n/p` to each of the :math:`p-1`
+    others, one partner per step.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes of each rank's send buffer, :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Full bisection bandwidth: all pairs exchange at once without sharing a link.
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), pairwise-exchange all-to-all; MPICH's
+    ``alltoall_intra_pairwise.c`` states it as :math:`(p-1)\alpha + n'\beta` with :math:`n'`
+    the bytes a rank sends to the others, i.e. :math:`\frac{p-1}{p}n` here.
+
+    >>> all_to_all_time_s(1e6, 4, 1e-6, 1e-9)
+    0.000753
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return (p - 1) * a + (p - 1) / p * n * b
+
+
+def broadcast_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a binomial-tree broadcast of ``message_bytes`` from one root.
+
+    .. math:: T_{\text{bcast}} = \lceil \log_2 p \rceil\,(\alpha + n\,\beta)
+
+    In each round every rank that has the data sends all of it to one that has not, so the
+    number of holders doubles per round.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes broadcast, :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Whole messages, no pipelining: right for short messages. NCCL pipelines a long broadcast
+    in chunks along a ring, which approaches :math:`n\beta` (bus bandwidth factor 1).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), binomial-tree broadcast for short messages; MPICH's
+    ``bcast_intra_binomial.c`` states the same cost.
+
+    >>> round(broadcast_time_s(1e6, 8, 1e-6, 1e-9), 12)
+    0.003003
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return _ceil_log2(p) * (a + n * b)
+
+
+def tree_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of a tree all-reduce: a binomial-tree reduce, then a binomial-tree broadcast.
+
+    .. math:: T_{\text{tree AR}} = 2\lceil \log_2 p \rceil\,(\alpha + n\,\beta)          (the page labels this eq-tree-allreduce)
+
+    Only :math:`2\lceil\log_2 p\rceil` latencies instead of the ring's :math:`2(p-1)`, but
+    every round carries the whole buffer, so it wins for short messages and loses for long
+    ones.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        Bytes of each rank's buffer, :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Whole messages per round (no pipelining); NCCL's pipelined double binary tree keeps the
+    logarithmic latency and gets close to full bandwidth, which this model does not capture.
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005): binomial-tree reduce and broadcast, each
+    :math:`\lceil\log_2 p\rceil(\alpha + n\beta)` without the reduction's :math:`\gamma`.
+
+    >>> round(tree_allreduce_time_s(1e3, 8, 1e-6, 1e-9), 12)
+    1.2e-05
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return 2 * _ceil_log2(p) * (a + n * b)
+
+
+_RING_TIME = {"all_reduce": ring_allreduce_time_s, "reduce_scatter": reduce_scatter_time_s,
+              "all_gather": all_gather_time_s, "all_to_all": all_to_all_time_s,
+              "broadcast": broadcast_time_s}
+
+
+def _coefficients(collective: str, p: int) -> tuple[float, float]:
+    """(c_alpha, c_beta) with T = c_alpha alpha + c_beta n beta for the default algorithm."""
+    c = _collective(collective)
+    if c == "all_reduce":
+        return 2.0 * (p - 1), 2.0 * (p - 1) / p
+    if c in ("reduce_scatter", "all_gather", "all_to_all"):
+        return float(p - 1), (p - 1) / p
+    return float(_ceil_log2(p)), float(_ceil_log2(p))  # broadcast, reduce: binomial tree
+
+
+def collective_time_s(collective: str, message_bytes, ranks: int, alpha_s: float,
+                      beta_s_per_byte: float):
+    r"""Time (s) of ``collective`` with its default algorithm (ring; binomial tree for
+    broadcast and reduce): :math:`T = c_\alpha(p)\,\alpha + c_\beta(p)\,n\,\beta`.
+
+    .. math:: T = c_\alpha(p)\,\alpha + c_\beta(p)\,n\,\beta
+
+    :math:`(c_\alpha, c_\beta)` is :math:`(2(p-1), 2(p-1)/p)` for all-reduce,
+    :math:`(p-1, (p-1)/p)` for reduce-scatter, all-gather and all-to-all, and
+    :math:`(\lceil\log_2 p\rceil, \lceil\log_2 p\rceil)` for broadcast and reduce.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES` (``"all_reduce"``, ``"all_gather"``, ...).
+    message_bytes, ranks, alpha_s, beta_s_per_byte
+        As in :func:`ring_allreduce_time_s`.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), the cost of each algorithm.
+
+    >>> collective_time_s("all_reduce", 1e6, 4, 1e-6, 1e-9) == ring_allreduce_time_s(1e6, 4, 1e-6, 1e-9)
+    True
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    ca, cb = _coefficients(collective, p)
+    return ca * a + cb * n * b
+
+
+def busbw_factor(collective: str, ranks: int) -> float:
+    r"""Bus bandwidth over algorithm bandwidth for ``collective`` on ``ranks`` ranks (nccl-tests).
+
+    .. math:: \text{busbw} = \text{algbw} \times f, \quad f = \begin{cases} 2(p-1)/p & \text{all-reduce} \\ (p-1)/p & \text{all-gather, reduce-scatter, all-to-all} \\ 1 & \text{broadcast, reduce} \end{cases}          (the page labels this eq-busbw)
+
+    The factor turns the algorithm bandwidth into the bandwidth each rank's link must carry in
+    the optimal (ring) algorithm, so it can be compared with the link's peak whatever the
+    number of ranks.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES`.
+    ranks : int
+        :math:`p` (>= 1).
+
+    Returns
+    -------
+    float
+        :math:`f`, dimensionless.
+
+    References
+    ----------
+    NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, section "Bus bandwidth" (the factor per
+    collective).
+
+    >>> busbw_factor("all_reduce", 8), busbw_factor("all_gather", 8), busbw_factor("broadcast", 8)
+    (1.75, 0.875, 1.0)
+    """
+    c = _collective(collective)
+    p = positive_int("ranks", ranks)
+    if c == "all_reduce":
+        return 2.0 * (p - 1) / p
+    if c in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (p - 1) / p
+    return 1.0
+
+
+def algbw_bytes_per_s(message_bytes, time_s):
+    r"""Algorithm bandwidth (bytes/s): the message size over the collective's time.
+
+    .. math:: \text{algbw} = n / t          (the page labels this eq-algbw)
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (bytes, >= 0), the size nccl-tests reports.
+    time_s : float or array
+        Measured time :math:`t` (s, > 0).
+
+    Returns
+    -------
+    float or array
+        algbw (bytes/s).
+
+    References
+    ----------
+    NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, section "Algorithm bandwidth".
+
+    >>> algbw_bytes_per_s(1e9, 0.01)
+    100000000000.0
+    """
+    n = positive_array("message_bytes", message_bytes, allow_zero=True)
+    t = positive_array("time_s", time_s)
+    return n / t
+
+
+def busbw_bytes_per_s(message_bytes, time_s, collective: str, ranks: int):
+    r"""Bus bandwidth (bytes/s): algbw times :func:`busbw_factor`.
+
+    .. math:: \text{busbw} = \frac{n}{t}\, f(\text{collective}, p)
+
+    Parameters
+    ----------
+    message_bytes, time_s
+        As in :func:`algbw_bytes_per_s`.
+    collective : str
+        One of :data:`COLLECTIVES`.
+    ranks : int
+        :math:`p` (>= 1).
+
+    Returns
+    -------
+    float or array
+        busbw (bytes/s).
+
+    References
+    ----------
+    NVIDIA nccl-tests, ``doc/PERFORMANCE.md``, section "Bus bandwidth".
+
+    >>> busbw_bytes_per_s(1e9, 0.01, "all_reduce", 2)
+    100000000000.0
+    """
+    return algbw_bytes_per_s(message_bytes, time_s) * busbw_factor(collective, ranks)
+
+
+class AlphaBetaFit(NamedTuple):
+    """Result of :func:`fit_alpha_beta`: unpacks as ``alpha_s, beta_s_per_byte, residuals``."""
+
+    alpha_s: float
+    beta_s_per_byte: float
+    residuals: np.ndarray  # relative: model / measured - 1, one per point
+
+
+def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_reduce"
+                   ) -> AlphaBetaFit:
+    r"""Fit :math:`\alpha` and :math:`\beta` of :func:`collective_time_s` to measured times.
+
+    .. math:: \min_{\alpha, \beta} \sum_i \left(\frac{c_\alpha \alpha + c_\beta n_i \beta - t_i}{t_i}\right)^2
+
+    Least squares on relative error, linear in :math:`\alpha` and :math:`\beta`, so that the
+    small messages (which fix :math:`\alpha`) weigh as much as the large ones (which fix
+    :math:`\beta`).
+
+    Parameters
+    ----------
+    message_bytes, times_s : sequences of float
+        At least two distinct sizes (bytes, > 0) and their times (s, > 0).
+    ranks : int
+        :math:`p` (>= 2: one rank sends nothing, so nothing can be fitted).
+    collective : str
+        One of :data:`COLLECTIVES`; fixes :math:`c_\alpha(p)` and :math:`c_\beta(p)`.
+
+    Returns
+    -------
+    AlphaBetaFit
+        ``(alpha_s, beta_s_per_byte, residuals)``; alpha and beta are clipped at 0 and the
+        residuals are ``model / measured - 1`` per point.
+
+    References
+    ----------
+    Hockney, R. W. (1994), "The communication challenge for MPP: Intel Paragon and Meiko CS-2",
+    Parallel Computing 20(3), 389-398 (fitting the latency and bandwidth of a message model).
+
+    >>> sizes = np.array([1e3, 1e4, 1e5, 1e6])
+    >>> fit = fit_alpha_beta(sizes, ring_allreduce_time_s(sizes, 4, 2e-6, 1e-9), 4)
+    >>> round(fit.alpha_s / 1e-6, 6), round(fit.beta_s_per_byte / 1e-9, 6)
+    (2.0, 1.0)
+    """
+    n = positive_array("message_bytes", np.atleast_1d(np.asarray(message_bytes, dtype=float)))
+    t = positive_array("times_s", np.atleast_1d(np.asarray(times_s, dtype=float)))
+    p = positive_int("ranks", ranks, minimum=2)
+    if n.shape != t.shape:
+        raise ValueError(
+            f"message_bytes and times_s must have the same length, got {n.size} and {t.size}")
+    if n.size < 2 or np.unique(n).size < 2:
+        raise ValueError(f"need at least two distinct sizes, got {n.tolist()}")
+    ca, cb = _coefficients(collective, p)
+    design = np.column_stack([ca / t, cb * n / t])
+    (alpha, beta), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+    alpha, beta = float(max(alpha, 0.0)), float(max(beta, 0.0))
+    if alpha == 0.0 and beta == 0.0:
+        raise ValueError("no positive alpha or beta fits these times")
+    residuals = (ca * alpha + cb * n * beta) / t - 1.0
+    return AlphaBetaFit(alpha, beta, residuals)

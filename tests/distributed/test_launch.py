@@ -1,0 +1,54 @@
+"""helpers.distributed.spawn: real gloo process groups on this CPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.distributed import WorkerError, WorkerTimeout, free_port, spawn
+from helpers.distributed.demo import all_reduce_check, raise_on_rank, sleep_on_rank
+
+
+def test_gloo_two_ranks_all_reduce_is_correct_and_in_rank_order():
+    out = spawn(all_reduce_check, 2, "gloo", args=(257,), timeout_s=120)
+    assert [o["rank"] for o in out] == [0, 1]
+    assert all(o["correct"] and o["world_size"] == 2 and o["backend"] == "gloo" for o in out)
+    assert out[0]["first"] == 3.0  # 1 + 2
+
+
+def test_a_failing_rank_is_named_with_its_error():
+    with pytest.raises(WorkerError) as info:
+        spawn(raise_on_rank, 2, "gloo", kwargs={"bad_rank": 1}, timeout_s=60)
+    assert info.value.rank == 1
+    assert "rank 1 of 2" in str(info.value) and "deliberate failure on rank 1" in str(info.value)
+    assert "ArithmeticError" in str(info.value)
+
+
+def test_a_hanging_rank_times_out_and_is_named():
+    with pytest.raises(WorkerTimeout) as info:
+        spawn(sleep_on_rank, 2, "gloo", kwargs={"slow_rank": 1, "sleep_s": 120}, timeout_s=1,
+              startup_s=10)
+    assert 1 in info.value.missing and "gave no result within 1 s" in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"world_size": 0}, "world_size"),
+    ({"world_size": 2.0}, "world_size"),
+    ({"world_size": 2, "backend": "mpi"}, "backend"),
+    ({"world_size": 2, "timeout_s": 0}, "timeout_s"),
+    ({"world_size": 2, "startup_s": -1}, "startup_s"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        spawn(all_reduce_check, **kwargs)
+
+
+def test_nccl_without_enough_gpus_says_so():
+    import torch
+
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    with pytest.raises(ValueError, match="one GPU per rank"):
+        spawn(all_reduce_check, n + 1, "nccl")
+
+
+def test_free_port_is_a_port():
+    assert 0 < free_port() < 65536
