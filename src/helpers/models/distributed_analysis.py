@@ -16,8 +16,8 @@ References
   appendix B (MFU, HFU, the FLOP per token :math:`6N + 12LHQT`), table 3.
 * Li et al. (2020), "PyTorch Distributed: Experiences on Accelerating Data Parallel Training",
   VLDB, section 3.2 (gradient bucketing, overlapping all-reduce with the backward pass).
-* Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer Models",
-  section 6 (model vs hardware FLOP utilization under recomputation).
+* Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer Models"
+  (model vs hardware FLOP utilization under selective recomputation).
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def hfu(model_flop_utilization: float, *, recomputed_forward_fraction: float) ->
     References
     ----------
     Chowdhery et al. (2022), appendix B (HFU counts rematerialization); Korthikanti et al.
-    (2022), section 6 (selective recomputation: HFU close to MFU).
+    (2022) (selective recomputation brings HFU close to MFU).
 
     Examples
     --------
@@ -188,7 +188,7 @@ def strong_scaling_efficiency(*, time_1_s: float, time_n_s: float, n_devices: in
 
     References
     ----------
-    Amdahl (1967); the usual definition, e.g. Narayanan et al. (2021) section 5.
+    Amdahl (1967), the fixed-work speedup that this efficiency divides by :math:`n`.
 
     Examples
     --------
@@ -222,7 +222,7 @@ def weak_scaling_efficiency(*, time_1_s: float, time_n_s: float) -> float:
 
     References
     ----------
-    Gustafson (1988); Li et al. (2020), section 5 (DDP scaling measured this way).
+    Gustafson (1988), scaled speedup; Li et al. (2020) report DDP scaling this way.
 
     Examples
     --------
@@ -420,7 +420,8 @@ def straggler_step_time_s(per_rank_step_s: Sequence[float]) -> float:
 
     References
     ----------
-    Li et al. (2020), section 5 (synchronous all-reduce waits for all ranks).
+    Li et al. (2020), section 3.2 (a synchronous all-reduce completes when every rank has
+    contributed).
 
     >>> straggler_step_time_s([1.0, 1.02, 1.3])
     1.3
