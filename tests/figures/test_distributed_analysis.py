@@ -43,3 +43,12 @@ def test_step_bars_split_compute_and_exposed():
     assert widths == pytest.approx([1.0, 2.0, 9.0, 9.0])
     with pytest.raises(ValueError):
         fig.step_bars_figure({}, title="s")
+
+
+def test_buckets_figure_plots_the_steps_over_the_compute_line():
+    f = fig.buckets_figure([1, 2, 4], [0.012, 0.011, 0.0105], 0.01)
+    ax = f.axes[0]
+    assert list(ax.lines[0].get_ydata()) == pytest.approx([12, 11, 10.5])
+    assert ax.lines[1].get_ydata()[0] == pytest.approx(10)
+    with pytest.raises(ValueError):
+        fig.buckets_figure([1, 2], [0.01], 0.01)

@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt
 from .style import new_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 
-__all__ = ["opening_animation", "structure_diagram", "timeline_figure", "step_bars_figure"]
+__all__ = ["opening_animation", "structure_diagram", "timeline_figure", "step_bars_figure",
+           "buckets_figure"]
 
 GREY = PALETTE["neutral"]
 
@@ -77,8 +78,8 @@ def opening_animation(*, forward_s: float = 1.0, backward_s: float = 2.0,
             c.rect(X(a), y + 36, (b - a) * scale, 24, fill=col, stroke="none", opacity=0.8,
                    rx=3, children=grow)
         if delay == 0.0 and straggler_delay_s > 0:
-            c.text(X(forward_s + backward_s) + 4, y - 8, "waits for rank 1", size=11,
-                   anchor="start", fill=MUTED)
+            c.text(X(forward_s + backward_s), y - 8, "rank 0 idles, waiting for rank 1", size=11,
+                   anchor="end", fill=MUTED)
     compute_end = forward_s + straggler_delay_s + backward_s
     c.line(X(compute_end), 30, X(compute_end), 240, stroke=GREY, dash="4 4")
     c.line(X(sched[-1][1]), 30, X(sched[-1][1]), 240, stroke=PALETTE["accent"], dash="4 4")
@@ -105,13 +106,14 @@ def structure_diagram() -> Figure:
                    "communication and the slowest rank."))
     for i, y in enumerate((30, 160)):
         c.box(20, y, 120, 40, f"rank {i}", color=PALETTE["host"], sublabel="batch shard")
-        c.box(165, y, 130, 40, "forward + backward", color=PALETTE["compute"], size=12)
-        c.box(320, y, 100, 40, "buckets", color=PALETTE["memory"], sublabel="gradients")
-        c.line(140, y + 20, 165, y + 20, arrow=True)
-        c.line(295, y + 20, 320, y + 20, arrow=True)
+        c.box(160, y, 150, 40, "forward + backward", color=PALETTE["compute"], size=12)
+        c.box(330, y, 90, 40, "buckets", color=PALETTE["memory"], sublabel="gradients")
+        c.line(140, y + 20, 160, y + 20, arrow=True)
+        c.line(310, y + 20, 330, y + 20, arrow=True)
         c.line(420, y + 20, 445, 115 if i == 0 else 135, arrow=True, stroke=PALETTE["network"])
-    c.box(445, 100, 110, 50, "all-reduce", color=PALETTE["network"], sublabel="ring: NCCL / gloo")
-    c.text(500, 175, "then the same optimizer step", size=11, fill=MUTED)
+    c.box(445, 100, 120, 50, "all-reduce", color=PALETTE["network"], sublabel="ring: NCCL / gloo")
+    c.text(505, 250, "then every rank takes", size=11, fill=MUTED)
+    c.text(505, 266, "the same optimizer step", size=11, fill=MUTED)
     c.box(585, 20, 160, 40, "per-rank traces", color=PALETTE["queue"], size=12)
     c.box(585, 80, 160, 40, "align at a collective", color=PALETTE["queue"], size=12)
     c.box(585, 140, 160, 40, "compute | comm lanes", color=PALETTE["queue"], size=12)
@@ -165,6 +167,22 @@ def step_bars_figure(configs: Mapping[str, Mapping[str, float]], *, title: str):
     ax.set_yticks([i * 3 + 0.5 for i in range(len(names))], [n.replace("_", " ") for n in names])
     ax.set_xlabel("step time (ms)")
     ax.set_title(title)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    plt.close(fig)  # shown once, by the cell that returns it
+    return fig
+
+
+def buckets_figure(n_buckets: Sequence[int], step_s: Sequence[float], compute_s: float):
+    """Modelled step time against the number of gradient buckets, beside the computation (ms)."""
+    if not n_buckets or len(n_buckets) != len(step_s):
+        raise ValueError("n_buckets and step_s must be non-empty and of equal length")
+    fig, ax = new_figure(width_in=6.4, height_in=3.0)
+    ax.plot(list(n_buckets), [t * 1e3 for t in step_s], "o-", color=PALETTE["network"],
+            label="bucket model")
+    ax.axhline(compute_s * 1e3, color=PALETTE["compute"], ls="--", label="computation alone")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("number of gradient buckets")
+    ax.set_ylabel("step time (ms)")
+    ax.legend(fontsize=9)
     plt.close(fig)  # shown once, by the cell that returns it
     return fig
