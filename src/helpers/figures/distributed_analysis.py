@@ -167,7 +167,7 @@ def step_bars_figure(configs: Mapping[str, Mapping[str, float]], *, title: str):
     ax.set_yticks([i * 3 + 0.5 for i in range(len(names))], [n.replace("_", " ") for n in names])
     ax.set_xlabel("step time (ms)")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=2, fontsize=8)
     plt.close(fig)  # shown once, by the cell that returns it
     return fig
 

@@ -163,7 +163,7 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
     w = _flat(model)
     w_rank0 = w.clone()
     dist.broadcast(w_rank0, src=0)
-    diff = (w - w_rank0).abs().max()
+    diff = (w - w_rank0).abs().max().reshape(1)
     dist.all_reduce(diff, op=dist.ReduceOp.MAX)
     out["max_weight_diff_between_ranks"] = float(diff)
     if rank == 0:
@@ -214,13 +214,18 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
 
     # 3. the all-reduce alone, over a sweep of sizes
     sweep = []
+    ranks_sum = world_size * (world_size + 1) / 2  # rank r contributes (r + 1) x the same base
     for nbytes in settings["sweep_bytes"]:
-        buf = torch.randn(int(nbytes) // 4, device=device)
+        g = torch.Generator().manual_seed(int(nbytes))
+        base = torch.randn(int(nbytes) // 4, generator=g).to(device)
+        buf = base * (rank + 1)
+        dist.all_reduce(buf)  # checked before it is timed
+        if not torch.allclose(buf, base * ranks_sum, rtol=1e-5, atol=1e-5):
+            raise AssertionError(f"all-reduce of {nbytes:.0f} bytes returned a wrong sum")
         ar = lambda: dist.all_reduce(buf)
-        ar()
         sync(device)
         sweep.append({"bytes": nbytes, **_bench(ar, device, reps)})
-        del buf
+        del buf, base
     out["allreduce_sweep"] = sweep
     return out
 
