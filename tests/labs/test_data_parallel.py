@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from helpers.labs import core
+from helpers.labs import core, report
 from helpers.labs import data_parallel as dp
 from helpers.models import distributed_analysis as da
 
@@ -57,7 +57,14 @@ def test_result_file_round_trips_and_feeds_the_table(result, tmp_path):
     back = core.load_result(path)
     assert json.loads(path.read_text())["lab"] == "data_parallel"
     rows = dp.model_rows(back, reference=back)  # the with-reference path of the page
-    assert len(rows) == 4 and all(r.h200 is not None and r.yours is not None for r in rows)
+    assert len(rows) == 4 and all(r.yours is not None for r in rows)
+    assert rows[0].h200 is not None and rows[2].h200 is not None  # the step rows
+    # an exposed time measured as zero has no relative error; it is left blank, not divided by
+    zeroed = json.loads(json.dumps(back))
+    for r in zeroed["measurements"]["ranks"]:
+        r["timings"]["per_layer"]["step"]["median_s"] = r["timings"]["compute_step"]["median_s"]
+    z = dp.model_rows(back, reference=zeroed)
+    assert z[1].h200 is None and "step, bucket per layer" in str(report.Table("t", z))
     assert all(r.h200 is None for r in dp.model_rows(back))
 
 
@@ -84,3 +91,24 @@ def test_settings_reject_nothing_silently():
     s = dp.settings_for("cpu")
     assert s["backend"] == "gloo" and s["configs"]["per_layer"] < s["configs"]["one_bucket"]
     assert dp.settings_for("cuda")["backend"] == "nccl"
+
+
+def test_the_pages_reference_path_with_a_result_file(result, tmp_path, monkeypatch, capsys):
+    """What the lab page does once labs/reference/h200/data_parallel.json exists (a CPU file
+    stands in for it here, in a temporary directory)."""
+    from helpers.figures import distributed_analysis as distfig
+    from helpers.labs import report
+
+    core.save_result(result, tmp_path)
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    ref = dp.reference_or_none()
+    assert ref is not None and "not measured" not in capsys.readouterr().out
+    assert core.provenance_line(ref).endswith(".")
+    table = report.Table("t", dp.model_rows(result, ref), yours_label="yours (cpu)")
+    assert "step, bucket per layer" in str(table)
+    rows = dp.model_rows(result, ref)
+    assert rows[0].h200 == rows[0].yours and rows[0].error() != "-"
+    distfig.timeline_figure(ref["measurements"]["timeline"], title="ref")
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "absent")
+    assert dp.reference_or_none() is None
+    assert "H200 reference not measured yet" in capsys.readouterr().out

@@ -370,9 +370,10 @@ def model_rows(result: dict, reference: dict | None = None):
         rows.append(report.Row(f"step, {label}", "ms", 1e-3, model=src["configs"][name]["step_s"],
                                h200=h["measured_step_s"] if h else None,
                                yours=mine["configs"][name]["measured_step_s"]))
+        # a measured exposed time of zero (all hidden) has no relative error: leave it blank
+        h_exp = h["measured_exposed_s"] if h and h["measured_exposed_s"] > 0 else None
         rows.append(report.Row(f"exposed comm, {label}", "ms", 1e-3,
-                               model=src["configs"][name]["exposed_comm_s"],
-                               h200=h["measured_exposed_s"] if h else None,
+                               model=src["configs"][name]["exposed_comm_s"], h200=h_exp,
                                yours=mine["configs"][name]["measured_exposed_s"]))
     return rows
 
