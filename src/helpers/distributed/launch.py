@@ -61,10 +61,12 @@ def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_
     try:
         if threads is not None:
             torch.set_num_threads(int(threads))
+        extra = {}
         if backend == "nccl":
             torch.cuda.set_device(rank)
+            extra["device_id"] = torch.device("cuda", rank)  # binds the group to this GPU
         dist.init_process_group(backend, rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=timeout_s))
+                                timeout=timedelta(seconds=timeout_s), **extra)
         out = fn(rank, world_size, *args, **kwargs)
         results.put((rank, "ok", out))
     except BaseException as exc:  # report everything, including KeyboardInterrupt

@@ -50,7 +50,8 @@ from helpers.models import collectives as model
 
 __all__ = ["LAB", "GPU", "MEASURED", "GLOO_RANKS", "gloo_sizes_bytes", "nccl_sizes_bytes",
            "repeats", "measure_rank", "measure_group", "nccl_ranks", "run", "reference_or_none",
-           "rows", "fits", "largest", "comparison", "describe", "grade_busbw_factor", "main"]
+           "rows", "fits", "largest", "comparison", "describe", "prose_numbers", "fmt", "MISSING",
+           "grade_busbw_factor", "main"]
 
 LAB = "collectives"
 #: The GPU whose NVLink the model's bus bandwidth is compared with (the reference machine).
@@ -183,8 +184,7 @@ def measure_rank(rank: int, world_size: int, sizes: list[int], collectives=MEASU
     out: dict = {"rank": rank, "backend": backend, "device": device, "collectives": {}}
     for name in collectives:
         entries = []
-        it = sizes if rank else progress(sizes, desc=f"{backend} {world_size} ranks {name}")
-        for size in it:
+        for size in sizes:  # no progress bar in the ranks: the parent shows one per group
             if size % (FP32_BYTES * world_size):
                 raise ValueError(f"size {size} is not a multiple of 4 bytes x {world_size} ranks")
             fn, checked = _case(name, size, rank, world_size, device, seed + size)
@@ -261,7 +261,8 @@ def run(device: str | None = None) -> dict:
     if cuda and n_gpu >= 2:
         import torch
 
-        result["settings"]["nccl_version"] = ".".join(map(str, torch.cuda.nccl.version()))
+        v = torch.cuda.nccl.version()
+        result["settings"]["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
         groups.insert(0, ("nccl", n_gpu, nccl_sizes_bytes()))
     elif cuda:
         note = (f"NCCL needs 2 GPUs and this machine has {n_gpu}: only the gloo groups "
@@ -356,6 +357,60 @@ def describe(result: dict) -> str:
                          f"1/beta {fmt_rate(1 / f['beta_s_per_byte'], 'B/s')}; busbw at "
                          f"{big['message_bytes']} B {fmt_rate(big['busbw_bytes_per_s'], 'B/s')}")
     return "\n".join(lines)
+
+
+MISSING = "(not measured yet)"
+
+
+def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
+    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
+
+    >>> fmt(4.5e11, ".3g", 1e9), fmt(None)
+    ('450', '(not measured yet)')
+    """
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return MISSING
+    return format(value if scale == 1 else value / scale, spec)
+
+
+def _fit_numbers(result: dict | None, backend: str, ranks: int | None, name: str) -> dict:
+    r = _run(result, backend, ranks) if result else None
+    if r is None:
+        return {"ranks": None, "alpha_s": None, "bw": None, "worst": None, "busbw": None,
+                "size": None, "n_half": None}
+    f = r["fit"][name]
+    ca, cb = model._coefficients(name, r["ranks"])
+    big = r["collectives"][name][-1]
+    bw = 1 / f["beta_s_per_byte"] if f["beta_s_per_byte"] > 0 else None
+    return {"ranks": r["ranks"], "alpha_s": f["alpha_s"], "bw": bw,
+            "worst": max(abs(v) for v in f["residuals"]), "busbw": big["busbw_bytes_per_s"],
+            "size": big["message_bytes"],
+            # the size at which the latency and bandwidth terms are equal
+            "n_half": ca * f["alpha_s"] * bw / cb if bw else None}
+
+
+def prose_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[str, str]:
+    """The strings a page glues about one result (all-reduce fits and bandwidths); every value
+    is :data:`MISSING` when ``result`` is None or lacks the run."""
+    link = gpu.nvlink.per_direction_bytes_per_s
+    nccl = _fit_numbers(result, "nccl", None, "all_reduce")
+    out = {"nccl_ranks": fmt(nccl["ranks"], "d"),
+           "nccl_alpha_us": fmt(nccl["alpha_s"], ".4g", 1e-6),
+           "nccl_bw_gbs": fmt(nccl["bw"], ".3g", 1e9),
+           "nccl_worst_pct": fmt(nccl["worst"], ".0f", 0.01),
+           "nccl_busbw_gbs": fmt(nccl["busbw"], ".3g", 1e9),
+           "nccl_size_mib": fmt(nccl["size"], ".4g", 2**20),
+           "nccl_busbw_link_pct": fmt(nccl["busbw"] / link if nccl["busbw"] else None, ".0f", 0.01),
+           "nccl_n_half_kib": fmt(nccl["n_half"], ".4g", 2**10)}
+    for p in GLOO_RANKS:
+        g = _fit_numbers(result, "gloo", p, "all_reduce")
+        out.update({f"gloo{p}_alpha_us": fmt(g["alpha_s"], ".4g", 1e-6),
+                    f"gloo{p}_bw_mbs": fmt(g["bw"], ".0f", 1e6),
+                    f"gloo{p}_worst_pct": fmt(g["worst"], ".0f", 0.01),
+                    f"gloo{p}_busbw_mbs": fmt(g["busbw"], ".0f", 1e6),
+                    f"gloo{p}_size_mib": fmt(g["size"], ".3g", 2**20),
+                    f"gloo{p}_n_half_kib": fmt(g["n_half"], ".0f", 2**10)})
+    return out
 
 
 # --- grading --------------------------------------------------------------------------------
