@@ -25,6 +25,7 @@ LABS = (
     ("reduction_softmax", "sec-lab-reduction-softmax"),
     ("attention", "sec-lab-attention"),
     ("collectives", "sec-lab-collectives"),
+    ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),
 )
 

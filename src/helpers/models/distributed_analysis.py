@@ -1,0 +1,456 @@
+r"""Distributed performance analysis: utilization, scaling efficiency and exposed communication.
+
+How much of a cluster's arithmetic a training run turns into model progress (model and hardware
+FLOP utilization), how well it scales with the number of devices, and how much of its
+communication the step waits for. The data-parallel step model follows PyTorch's
+``DistributedDataParallel``: gradients are grouped into buckets, and each bucket's all-reduce is
+launched as soon as the backward pass has produced it, so all but the last bucket can overlap
+with the rest of the backward pass.
+
+Symbols (the notation page): :math:`N` parameters, :math:`L` layers, :math:`H` heads,
+:math:`Q` head dimension, :math:`T` sequence length, :math:`n` devices (ranks).
+
+References
+----------
+* Chowdhery et al. (2022), "PaLM: Scaling Language Modeling with Pathways", section 4 and
+  appendix B (MFU, HFU, the FLOP per token :math:`6N + 12LHQT`), table 3.
+* Li et al. (2020), "PyTorch Distributed: Experiences on Accelerating Data Parallel Training",
+  VLDB, section 3.2 (gradient bucketing, overlapping all-reduce with the backward pass).
+* Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer Models"
+  (model vs hardware FLOP utilization under selective recomputation).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+from . import _checks
+
+__all__ = ["model_flop_per_token", "mfu", "hfu", "strong_scaling_efficiency",
+           "weak_scaling_efficiency", "exposed_comm_s", "dp_step_time_s", "dp_exposed_comm_s",
+           "straggler_step_time_s", "time_to_train_s", "union_intervals", "PALM_540B"]
+
+#: PaLM 540B as the PaLM paper reports it (table 1, section 4, table 3): parameters, layers,
+#: heads, head dimension, sequence length, chips, peak bf16 FLOP/s per TPU v4 chip, tokens/s.
+PALM_540B = dict(n_params=540.35e9, n_layers=118, n_heads=48, head_dim=256, seq_len=2048,
+                 n_devices=6144, peak_flop_per_s=275e12, tokens_per_s=238.3e3,
+                 published_mfu=0.462, published_hfu=0.578)
+
+
+def model_flop_per_token(*, n_params: float, n_layers: int, n_heads: int, head_dim: int,
+                         seq_len: int) -> float:
+    r"""Model FLOP per token of one training step (forward and backward) of a dense transformer.
+
+    .. math:: F_{\text{tok}} = 6N + 12\,L\,H\,Q\,T        \qquad\text{(eq-dist-flop-per-token)}
+
+    :math:`6N`: forward :math:`2N` plus backward :math:`4N` for the weight matrices; the second
+    term is self-attention's two score products (:math:`QK^\top` and :math:`AV`) over a full
+    :math:`T \times T` matrix, three passes. Recomputed activations are not counted: this is
+    the numerator of MFU, the work the model needs, not what the hardware did.
+
+    Parameters
+    ----------
+    n_params : float
+        :math:`N`, parameters (non-embedding, or all: the paper uses all).
+    n_layers, n_heads, head_dim, seq_len : int
+        :math:`L`, :math:`H`, :math:`Q`, :math:`T`.
+
+    Returns
+    -------
+    float
+        FLOP per token.
+
+    References
+    ----------
+    Chowdhery et al. (2022), appendix B.
+
+    Examples
+    --------
+    >>> p = PALM_540B
+    >>> round(model_flop_per_token(n_params=p["n_params"], n_layers=p["n_layers"],
+    ...       n_heads=p["n_heads"], head_dim=p["head_dim"], seq_len=p["seq_len"]) / 1e12, 3)
+    3.278
+    """
+    n = _checks.positive("n_params", n_params)
+    L = _checks.positive_int("n_layers", n_layers)
+    H = _checks.positive_int("n_heads", n_heads)
+    Q = _checks.positive_int("head_dim", head_dim)
+    T = _checks.positive_int("seq_len", seq_len)
+    return 6.0 * n + 12.0 * L * H * Q * T
+
+
+def mfu(*, tokens_per_s: float, flop_per_token: float, peak_flop_per_s: float,
+        n_devices: int = 1) -> float:
+    r"""Model FLOP utilization: the model's FLOP rate over the devices' peak (dimensionless).
+
+    .. math:: \mathrm{MFU} = \frac{R_{\text{tok}}\, F_{\text{tok}}}{n\, P}
+       \qquad\text{(eq-dist-mfu)}
+
+    Parameters
+    ----------
+    tokens_per_s : float
+        :math:`R_{\text{tok}}`, training throughput of the whole job (tokens/s).
+    flop_per_token : float
+        :math:`F_{\text{tok}}` from :func:`model_flop_per_token` (FLOP).
+    peak_flop_per_s : float
+        :math:`P`, dense peak of one device at the training precision (FLOP/s).
+    n_devices : int
+        :math:`n`.
+
+    Returns
+    -------
+    float
+        MFU in [0, 1] for a physically possible run (larger means the inputs are inconsistent).
+
+    References
+    ----------
+    Chowdhery et al. (2022), section 4.1 and table 3: PaLM 540B, 238.3K tokens/s on 6144
+    TPU v4 chips, 46.2 % MFU.
+
+    Examples
+    --------
+    >>> p = PALM_540B
+    >>> f = model_flop_per_token(n_params=p["n_params"], n_layers=p["n_layers"],
+    ...     n_heads=p["n_heads"], head_dim=p["head_dim"], seq_len=p["seq_len"])
+    >>> round(mfu(tokens_per_s=p["tokens_per_s"], flop_per_token=f,
+    ...     peak_flop_per_s=p["peak_flop_per_s"], n_devices=p["n_devices"]), 3)
+    0.462
+    """
+    r = _checks.positive("tokens_per_s", tokens_per_s)
+    f = _checks.positive("flop_per_token", flop_per_token)
+    p = _checks.positive("peak_flop_per_s", peak_flop_per_s)
+    n = _checks.positive_int("n_devices", n_devices)
+    return r * f / (n * p)
+
+
+def hfu(model_flop_utilization: float, *, recomputed_forward_fraction: float) -> float:
+    r"""Hardware FLOP utilization: MFU plus the forward work recomputed for the backward pass.
+
+    .. math:: \mathrm{HFU} = \mathrm{MFU}\,\Bigl(1 + \frac{r}{3}\Bigr)
+       \qquad\text{(eq-dist-hfu)}
+
+    A training step is one forward and a backward of twice the forward's FLOP; recomputing a
+    fraction :math:`r` of the forward during the backward adds :math:`r/3` of the model's
+    FLOP to what the hardware executes. Full recomputation (:math:`r = 1`) gives
+    :math:`\mathrm{HFU} = \tfrac{4}{3}\,\mathrm{MFU}`.
+
+    Parameters
+    ----------
+    model_flop_utilization : float
+        MFU, in (0, 1].
+    recomputed_forward_fraction : float
+        :math:`r` in [0, 1]: the share of the forward pass's FLOP done again.
+
+    Returns
+    -------
+    float
+        HFU (dimensionless, >= MFU).
+
+    Assumptions
+    -----------
+    The recomputed work has the same FLOP mix as the forward pass; the attention term and the
+    weight matrices are recomputed in the same proportion.
+
+    References
+    ----------
+    Chowdhery et al. (2022), appendix B (HFU counts rematerialization); Korthikanti et al.
+    (2022) (selective recomputation brings HFU close to MFU).
+
+    Examples
+    --------
+    >>> round(hfu(0.462, recomputed_forward_fraction=1.0), 3)
+    0.616
+    """
+    m = _checks.positive("model_flop_utilization", model_flop_utilization)
+    if m > 1:
+        raise ValueError(f"model_flop_utilization must be a fraction in (0, 1], got {model_flop_utilization!r}")
+    r = _checks.fraction("recomputed_forward_fraction", recomputed_forward_fraction)
+    return m * (1.0 + r / 3.0)
+
+
+def strong_scaling_efficiency(*, time_1_s: float, time_n_s: float, n_devices: int) -> float:
+    r"""Strong-scaling efficiency: fixed total work, :math:`n` devices instead of one.
+
+    .. math:: E_{\text{strong}} = \frac{T_1}{n\,T_n}        \qquad\text{(eq-dist-strong)}
+
+    Parameters
+    ----------
+    time_1_s, time_n_s : float
+        Time of the same job on one device and on :math:`n` devices (s).
+    n_devices : int
+        :math:`n`.
+
+    Returns
+    -------
+    float
+        Efficiency (1 is perfect; above 1 is superlinear, e.g. a working set that now fits).
+
+    References
+    ----------
+    Amdahl (1967), the fixed-work speedup that this efficiency divides by :math:`n`.
+
+    Examples
+    --------
+    >>> strong_scaling_efficiency(time_1_s=8.0, time_n_s=1.25, n_devices=8)
+    0.8
+    """
+    t1 = _checks.positive("time_1_s", time_1_s)
+    tn = _checks.positive("time_n_s", time_n_s)
+    n = _checks.positive_int("n_devices", n_devices)
+    return t1 / (n * tn)
+
+
+def weak_scaling_efficiency(*, time_1_s: float, time_n_s: float) -> float:
+    r"""Weak-scaling efficiency: the work grows with :math:`n` (same work per device).
+
+    .. math:: E_{\text{weak}} = \frac{T_1}{T_n}              \qquad\text{(eq-dist-weak)}
+
+    In data parallelism with a fixed per-device batch this is the single-device step time over
+    the :math:`n`-device step time: the share of the step not lost to communication and
+    stragglers.
+
+    Parameters
+    ----------
+    time_1_s, time_n_s : float
+        Step time on one device and on :math:`n` devices, each with the same per-device work (s).
+
+    Returns
+    -------
+    float
+        Efficiency (dimensionless).
+
+    References
+    ----------
+    Gustafson (1988), scaled speedup; Li et al. (2020) report DDP scaling this way.
+
+    Examples
+    --------
+    >>> weak_scaling_efficiency(time_1_s=0.9, time_n_s=1.0)
+    0.9
+    """
+    return _checks.positive("time_1_s", time_1_s) / _checks.positive("time_n_s", time_n_s)
+
+
+def union_intervals(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    r"""The union of closed intervals ``(start_s, end_s)`` as sorted, disjoint intervals.
+
+    .. math:: \bigcup_i [a_i, b_i] = \bigsqcup_j [a'_j, b'_j]
+
+    Raises ValueError on an interval that ends before it starts or is not finite.
+
+    References
+    ----------
+    Set union of intervals; the same merge as :mod:`helpers.profiling.trace` uses for busy time.
+
+    >>> union_intervals([(0, 2), (1, 3), (5, 6)])
+    [(0.0, 3.0), (5.0, 6.0)]
+    """
+    clean = []
+    for i, iv in enumerate(intervals):
+        try:
+            a, b = float(iv[0]), float(iv[1])
+        except (TypeError, ValueError, IndexError):
+            raise ValueError(f"interval {i} must be a (start_s, end_s) pair, got {iv!r}") from None
+        if not (math.isfinite(a) and math.isfinite(b) and b >= a):
+            raise ValueError(f"interval {i} must be finite with end_s >= start_s, got {iv!r}")
+        clean.append((a, b))
+    merged: list[list[float]] = []
+    for a, b in sorted(clean):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def exposed_comm_s(compute_intervals: Iterable[tuple[float, float]],
+                   comm_intervals: Iterable[tuple[float, float]]) -> float:
+    r"""Communication time not hidden under computation, from one rank's intervals (s).
+
+    .. math:: T_{\text{exposed}} = \Bigl|\,\bigcup C \setminus \bigcup K\,\Bigr|
+       = \Bigl|\bigcup C\Bigr| - \Bigl|\bigcup C \cap \bigcup K\Bigr|
+       \qquad\text{(eq-dist-exposed)}
+
+    :math:`C` are the communication intervals, :math:`K` the computation intervals of the same
+    rank on one clock. Only the exposed part can lengthen the step; communication that runs
+    while the device computes costs nothing but bandwidth.
+
+    Parameters
+    ----------
+    compute_intervals, comm_intervals : iterable of (start_s, end_s)
+        Intervals in seconds on one clock; they may overlap each other.
+
+    Returns
+    -------
+    float
+        Seconds during which communication ran and computation did not.
+
+    References
+    ----------
+    Holistic Trace Analysis documentation, "Communication computation overlap"; Li et al.
+    (2020), section 3.2.
+
+    Examples
+    --------
+    >>> exposed_comm_s([(0, 10)], [(8, 12)])
+    2.0
+    """
+    comm = union_intervals(comm_intervals)
+    comp = union_intervals(compute_intervals)
+    total = sum(b - a for a, b in comm)
+    hidden = 0.0
+    j = 0
+    for a, b in comm:
+        while j < len(comp) and comp[j][1] <= a:
+            j += 1
+        k = j
+        while k < len(comp) and comp[k][0] < b:
+            hidden += max(0.0, min(b, comp[k][1]) - max(a, comp[k][0]))
+            k += 1
+    return max(0.0, total - hidden)
+
+
+def _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions):
+    f = _checks.positive("forward_s", forward_s, allow_zero=True)
+    b = _checks.positive("backward_s", backward_s)
+    comm = [_checks.positive(f"bucket_comm_s[{i}]", c, allow_zero=True)
+            for i, c in enumerate(bucket_comm_s)]
+    if not comm:
+        raise ValueError("bucket_comm_s must list at least one bucket")
+    if bucket_grad_fractions is None:
+        frac = [1.0 / len(comm)] * len(comm)
+    else:
+        frac = [_checks.positive(f"bucket_grad_fractions[{i}]", x)
+                for i, x in enumerate(bucket_grad_fractions)]
+        if len(frac) != len(comm):
+            raise ValueError(f"bucket_grad_fractions has {len(frac)} entries, bucket_comm_s "
+                             f"{len(comm)}; give one per bucket")
+        if abs(sum(frac) - 1.0) > 1e-9:
+            raise ValueError(f"bucket_grad_fractions must sum to 1, got {sum(frac)!r}")
+    ready, end, done = 0.0, f, []
+    for x, c in zip(frac, comm):
+        ready += x
+        start = max(f + b * min(ready, 1.0), end)
+        end = start + c
+        done.append((start, end))
+    return f, b, done
+
+
+def dp_step_time_s(*, forward_s: float, backward_s: float, bucket_comm_s: Sequence[float],
+                   bucket_grad_fractions: Sequence[float] | None = None,
+                   optimizer_s: float = 0.0) -> float:
+    r"""Step time of data-parallel training with bucketed all-reduce overlapped with backward.
+
+    Bucket :math:`i` (in the order the backward pass fills them) holds a fraction
+    :math:`g_i` of the gradients, is ready at :math:`r_i = F + B \sum_{j \le i} g_j`, and its
+    all-reduce of duration :math:`c_i` starts when it is ready and the previous bucket's
+    all-reduce has finished (one communication stream):
+
+    .. math:: s_i = \max(r_i,\ e_{i-1}),\quad e_i = s_i + c_i,\quad
+       T_{\text{step}} = \max(F + B,\ e_k) + T_{\text{opt}}
+       \qquad\text{(eq-dist-dp-step)}
+
+    with :math:`e_0 = F`. When every :math:`c_i \le B g_{i+1}` all but the last bucket hide
+    under the backward pass and :math:`T_{\text{step}} = F + B + c_k + T_{\text{opt}}`.
+
+    Parameters
+    ----------
+    forward_s, backward_s : float
+        :math:`F` and :math:`B`, compute time of one rank's forward and backward pass (s).
+    bucket_comm_s : sequence of float
+        :math:`c_i`, all-reduce time of each bucket (s), e.g. from an alpha-beta model.
+    bucket_grad_fractions : sequence of float, optional
+        :math:`g_i`, each bucket's share of the gradient bytes (sums to 1); equal by default.
+    optimizer_s : float
+        :math:`T_{\text{opt}}`, the optimizer step after the last all-reduce (s).
+
+    Returns
+    -------
+    float
+        Seconds per step.
+
+    Assumptions
+    -----------
+    The backward pass produces gradient bytes at a constant rate; communication does not slow
+    the computation it overlaps (no contention for SMs or memory bandwidth); all ranks are
+    equally fast (see :func:`straggler_step_time_s`).
+
+    References
+    ----------
+    Li et al. (2020), section 3.2.3 and figure 2 (bucketing and overlap in PyTorch DDP).
+
+    Examples
+    --------
+    >>> dp_step_time_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.3, 0.3, 0.3, 0.3])
+    3.3
+    """
+    f, b, done = _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions)
+    opt = _checks.positive("optimizer_s", optimizer_s, allow_zero=True)
+    return max(f + b, done[-1][1]) + opt
+
+
+def dp_exposed_comm_s(*, forward_s: float, backward_s: float, bucket_comm_s: Sequence[float],
+                      bucket_grad_fractions: Sequence[float] | None = None) -> float:
+    r"""Exposed communication of the bucketed data-parallel step (s).
+
+    .. math:: T_{\text{exposed}} = \max(0,\ e_k - (F + B))
+
+    The part of :func:`dp_step_time_s` beyond the compute: zero only if the last bucket's
+    all-reduce costs nothing, at least :math:`c_k`, at most :math:`\sum_i c_i`.
+
+    References
+    ----------
+    Li et al. (2020), section 3.2.3.
+
+    >>> round(dp_exposed_comm_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.3] * 4), 6)
+    0.3
+    """
+    f, b, done = _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions)
+    return max(0.0, done[-1][1] - (f + b))
+
+
+def straggler_step_time_s(per_rank_step_s: Sequence[float]) -> float:
+    r"""Step time of a synchronous job: the slowest rank's (s).
+
+    .. math:: T_{\text{step}} = \max_r T_r                  \qquad\text{(eq-dist-straggler)}
+
+    Every rank waits in the gradient all-reduce for the last one to arrive, so one slow rank
+    (a throttled GPU, a noisy neighbour, a bad link) sets the pace of all.
+
+    References
+    ----------
+    Li et al. (2020), section 3.2 (a synchronous all-reduce completes when every rank has
+    contributed).
+
+    >>> straggler_step_time_s([1.0, 1.02, 1.3])
+    1.3
+    """
+    xs = [_checks.positive(f"per_rank_step_s[{i}]", t) for i, t in enumerate(per_rank_step_s)]
+    if not xs:
+        raise ValueError("per_rank_step_s must list at least one rank")
+    return max(xs)
+
+
+def time_to_train_s(*, n_params: float, n_tokens: float, n_devices: int,
+                    peak_flop_per_s: float, mfu: float) -> float:
+    r"""Wall time to train on ``n_tokens`` at a given MFU (s), with :math:`6N` FLOP per token.
+
+    .. math:: T_{\text{train}} = \frac{6 N D}{n\, P\, \mathrm{MFU}}
+       \qquad\text{(eq-dist-time-to-train)}
+
+    References
+    ----------
+    Kaplan et al. (2020), section 2.1 (:math:`C \approx 6ND`); Chowdhery et al. (2022),
+    section 4.1 (MFU).
+
+    >>> round(time_to_train_s(n_params=540.35e9, n_tokens=780e9, n_devices=6144,
+    ...                       peak_flop_per_s=275e12, mfu=0.462) / 86400, 1)
+    37.5
+    """
+    m = _checks.positive("mfu", mfu)
+    if m > 1:
+        raise ValueError(f"mfu must be a fraction in (0, 1], got {mfu!r}")
+    return (6.0 * _checks.positive("n_params", n_params) * _checks.positive("n_tokens", n_tokens)
+            / (_checks.positive_int("n_devices", n_devices)
+               * _checks.positive("peak_flop_per_s", peak_flop_per_s) * m))
