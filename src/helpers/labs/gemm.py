@@ -29,7 +29,6 @@ Additions to the lab framework, kept in this module: :func:`grade_gemm` and
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from typing import Callable
 
