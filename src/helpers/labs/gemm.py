@@ -37,13 +37,14 @@ from helpers.bench import bench, pick, sync
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.roofline import MISSING, fmt
 from helpers.models import gemm as gm
 from helpers.models import roofline
 
-__all__ = ["LAB", "GPU", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES", "GRADE_CONFIG", "sizes",
+__all__ = ["LAB", "GPU", "FULL_SIZES", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES", "GRADE_CONFIG", "sizes",
            "sweep_size", "measure_check", "measure_configs", "measure_sizes", "measure_fp32",
            "run", "reference_or_none", "config_rows", "best_config", "size_rows", "fp32_rows",
-           "check_rows", "grade_gemm", "grade_gemm_speed", "main"]
+           "check_rows", "config_rate", "fmt", "MISSING", "predicted_rate_flop_per_s", "comparison_rows", "describe", "grade_gemm", "grade_gemm_speed", "main"]
 
 LAB = "gemm"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
@@ -74,10 +75,13 @@ def _cfg(t):
 
 # --- sizes ---------------------------------------------------------------------------------
 
+#: Square sizes of the GPU's size sweep (some awkward for 132 SMs).
+FULL_SIZES = (1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
+
+
 def sizes() -> list[int]:
-    """Square sizes of the size sweep (on a GPU some are awkward for 132 SMs)."""
-    return pick(small=[64, 128, 192, 256, 384, 512],
-                full=[1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192])
+    """Square sizes of the size sweep: :data:`FULL_SIZES` on a GPU, small ones on a CPU."""
+    return pick(small=[64, 128, 192, 256, 384, 512], full=list(FULL_SIZES))
 
 
 def sweep_size() -> int:
@@ -404,6 +408,72 @@ def fp32_rows(result: dict) -> list[dict]:
                          "torch_error": e["torch"]["max_rel_error"],
                          "triton_error": e["triton"]["max_rel_error"]})
     return rows
+
+
+def config_rate(rows: list[dict], block_m: int, block_n: int, group_m: int,
+                stages: int) -> float | None:
+    """The rate of one tiling among :func:`config_rows` (None if absent or failed)."""
+    hits = [r for r in rows if (r["block_m"], r["block_n"], r["group_m"], r["num_stages"])
+            == (block_m, block_n, group_m, stages) and r["flop_per_s"]]
+    return hits[0]["flop_per_s"] if hits else None
+
+
+def predicted_rate_flop_per_s(n: int, block_m: int, block_n: int, precision: str = "bf16",
+                              gpu: specs.GPUSpec = GPU) -> float:
+    """The model's rate for an ``n^3`` product: the dense peak times the wave efficiency of
+    ``block_m x block_n`` tiles on ``gpu``'s SMs (one CTA per SM) and the tile efficiency."""
+    tiles = gm.tile_count(n, n, block_m, block_n)
+    return (gpu.peak_flop_per_s(precision) * gm.wave_efficiency(tiles, gpu.sm_count, 1)
+            * gm.tile_quantization_efficiency(n, n, block_m, block_n))
+
+
+def comparison_rows(ref: dict | None, mine: dict, gpu: specs.GPUSpec = GPU) -> list:
+    """Rows of the page's table: model | H200 | error | yours (None where not measured)."""
+    from helpers.labs.report import Row
+
+    rb = best_config(ref, gpu) if ref is not None else None
+    mb = best_config(mine, gpu)
+    peak = gpu.peak_flop_per_s("bf16")
+    bm, bn = (rb["block_m"], rb["block_n"]) if rb else GRADE_CONFIG[:2]
+    rows = [
+        Row("torch.matmul bf16 8192^3", "TFLOP/s", 1e12, model=peak,
+            h200=rb and rb["torch_flop_per_s"], yours=mb and mb["torch_flop_per_s"]),
+        Row("Triton best tiling, bf16 8192^3", "TFLOP/s", 1e12,
+            model=predicted_rate_flop_per_s(8192, bm, bn, "bf16", gpu),
+            h200=rb and rb["flop_per_s"], yours=mb and mb["flop_per_s"]),
+        Row("Triton / torch.matmul", "%", 0.01, model=None, h200=rb and rb["of_torch"],
+            yours=mb and mb["of_torch"]),
+    ]
+    if not mb:  # a CPU: this machine's own matrix-product rate
+        big = size_rows(mine)[-1]
+        rows.append(Row(f"torch.matmul fp32 {big['n']}^3 (this CPU)", "GFLOP/s", 1e9,
+                        yours=big["torch_flop_per_s"]))
+    return rows
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: the checks, the best tiling, rates per size."""
+    from helpers.units import fmt_rate
+
+    lines = []
+    for r in check_rows(result):
+        where = "interpreter" if r["interpreted"] else "GPU"
+        lines.append(f"check {r['precision']} {r['m']}x{r['n']}x{r['k']} ({where}): max relative "
+                     f"error {r['max_rel_error']:.2g} (tolerance {r['tolerance']:g})")
+    best = best_config(result)
+    if best:
+        lines.append(f"best tiling {best['name']}: {fmt_rate(best['flop_per_s'], 'FLOP/s')}, "
+                     f"{best['of_torch']:.0%} of torch.matmul, {best['of_peak']:.0%} of peak")
+    for r in size_rows(result):
+        line = f"n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}"
+        if r["triton_flop_per_s"]:
+            line += (f", Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')} "
+                     f"({r['triton_over_torch']:.0%})")
+        lines.append(line)
+    for r in fp32_rows(result):
+        lines.append(f"{r['precision']} n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}, "
+                     f"Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')}")
+    return "\n".join(lines)
 
 
 # --- grading --------------------------------------------------------------------------------

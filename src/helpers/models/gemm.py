@@ -30,6 +30,8 @@ References
 * NVIDIA, *GPU Performance Background User's Guide* (Deep Learning Performance documentation),
   section "Understanding Performance", table of arithmetic intensities (linear layer with 4096
   outputs, 1024 inputs: 315 FLOPS/B at batch 512, 1 FLOPS/B at batch 1, fp16).
+* CUTLASS documentation, "Efficient GEMM in CUDA": sections "Pipelining", "Epilogue" and
+  "Threadblock Rasterization".
 * Tillet, P., Kung, H. T. and Cox, D. (2019), "Triton: an intermediate language and compiler
   for tiled neural network computations", MAPL 2019; the Triton matrix-multiplication tutorial
   (grouped ordering, ``GROUP_SIZE_M``).
@@ -222,8 +224,8 @@ def smem_bytes(block_m: int, block_n: int, block_k: int, bytes_per_element: floa
 
     References
     ----------
-    CUTLASS documentation, "Efficient GEMM in CUDA", section "Software Pipelining" (several
-    shared-memory buffers, so loads of the next tiles overlap the math on the current ones).
+    CUTLASS documentation, "Efficient GEMM in CUDA", section "Pipelining" (shared-memory tiles
+    double-buffered, so loads of the next tiles overlap the math on the current ones).
 
     Examples
     --------
@@ -246,8 +248,8 @@ def accumulator_registers(block_m: int, block_n: int, num_warps: int, *,
 
     References
     ----------
-    NVIDIA, *Matrix Multiplication Background User's Guide*, section 2.1 (each thread block
-    accumulates its output tile; the tile lives in the threads' registers).
+    CUTLASS documentation, "Efficient GEMM in CUDA", section "Pipelining": the accumulator
+    elements typically occupy at least half a thread's register budget.
 
     Examples
     --------
