@@ -161,8 +161,8 @@ def matmul(a, b, config: GemmConfig, *, out=None, allow_tf32: bool = False, kern
 
     ``a`` (M x K) and ``b`` (K x N) share a dtype (bf16, fp16 or fp32) and a device; the
     result has their dtype. For fp32 inputs ``allow_tf32`` selects TF32 tensor-core products
-    (``input_precision="tf32"``); otherwise (and for 16-bit inputs) products are exact and
-    sums are fp32 (``"ieee"``). Writes into ``out`` if given, and returns it.
+    (``input_precision="tf32"``) or exact fp32 ones (``"ieee"``); 16-bit inputs always run on
+    the tensor cores with fp32 sums. Writes into ``out`` if given, and returns it.
     """
     import torch
 
@@ -179,7 +179,9 @@ def matmul(a, b, config: GemmConfig, *, out=None, allow_tf32: bool = False, kern
         out = torch.empty((m, n), dtype=a.dtype, device=a.device)
     elif tuple(out.shape) != (m, n) or out.dtype != a.dtype or out.device != a.device:
         raise ValueError("out must be an (M x N) tensor of a's dtype on a's device")
-    precision = "tf32" if (a.dtype == torch.float32 and allow_tf32) else "ieee"
+    # fp32 inputs: "ieee" (exact fp32 products) or "tf32". For 16-bit inputs the setting does
+    # not apply (their products are exact in fp32); pass Triton's default, "tf32".
+    precision = "ieee" if (a.dtype == torch.float32 and not allow_tf32) else "tf32"
     grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
     (kernel or gemm_kernel)[grid](
         a, b, out, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
