@@ -126,6 +126,12 @@ def test_config_rows_and_best_config_of_a_gpu_shaped_result():
     assert rows[0]["smem_bytes"] == gm.smem_bytes(128, 256, 64, 2.0, 3)
 
 
+def test_comparison_rows_without_a_run_of_ones_own():
+    rows = lab.comparison_rows(synthetic_gpu_result())
+    assert all(r.yours is None for r in rows)
+    assert any(r.model is not None and r.h200 is not None for r in rows)
+
+
 def test_size_rows_carry_the_wave_model():
     rows = lab.size_rows(synthetic_gpu_result())
     bm, bn = lab.CONFIGS[-1][:2]

@@ -427,12 +427,15 @@ def predicted_rate_flop_per_s(n: int, block_m: int, block_n: int, precision: str
             * gm.tile_quantization_efficiency(n, n, block_m, block_n))
 
 
-def comparison_rows(ref: dict | None, mine: dict, gpu: specs.GPUSpec = GPU) -> list:
-    """Rows of the page's table: model | H200 | error | yours (None where not measured)."""
+def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
+    """Rows of the page's table: model | H200 | error | yours (None where not measured).
+
+    Without ``mine`` (the status page) every "yours" is None and the CPU row is left out.
+    """
     from helpers.labs.report import Row
 
     rb = best_config(ref, gpu) if ref is not None else None
-    mb = best_config(mine, gpu)
+    mb = best_config(mine, gpu) if mine is not None else None
     peak = gpu.peak_flop_per_s("bf16")
     bm, bn = (rb["block_m"], rb["block_n"]) if rb else GRADE_CONFIG[:2]
     rows = [
@@ -444,7 +447,7 @@ def comparison_rows(ref: dict | None, mine: dict, gpu: specs.GPUSpec = GPU) -> l
         Row("Triton / torch.matmul", "%", 0.01, model=None, h200=rb and rb["of_torch"],
             yours=mb and mb["of_torch"]),
     ]
-    if not mb:  # a CPU: this machine's own matrix-product rate
+    if mine is not None and not mb:  # a CPU: this machine's own matrix-product rate
         big = size_rows(mine)[-1]
         rows.append(Row(f"torch.matmul fp32 {big['n']}^3 (this CPU)", "GFLOP/s", 1e9,
                         yours=big["torch_flop_per_s"]))
