@@ -540,3 +540,49 @@ class TestFreshPages:
     def test_bad_size(self, n):
         with pytest.raises(ValueError):
             timing.fresh_pages(n)
+
+
+# --- interleaved ---------------------------------------------------------------------------
+
+def test_interleaved_alternates_the_order_and_counts_rounds():
+    from helpers.bench import interleaved
+
+    calls = []
+    out = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                      rounds=3, warmup_rounds=1)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]  # warm-up round, then A B / B A
+    assert set(out) == {"a", "b"} and all(len(v) == 3 for v in out.values())
+    assert all(t >= 0 for v in out.values() for t in v)
+
+
+def test_interleaved_spreads_a_drift_over_both_variants():
+    # A machine that slows down steadily: each call costs more than the last. Timed one after
+    # the other, the second variant would look slower; interleaved, the two medians agree.
+    from helpers.bench import interleaved
+    from helpers.models.stats import percentile
+
+    cost = [0.0]
+
+    def work():
+        cost[0] += 2e-4
+        t_end = time.perf_counter() + cost[0]
+        while time.perf_counter() < t_end:
+            pass
+
+    out = interleaved({"a": work, "b": work}, rounds=8, warmup_rounds=0)
+    ratio = percentile(out["b"], 50) / percentile(out["a"], 50)
+    assert 0.85 < ratio < 1.15
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"fns": {}, "rounds": 3}, "at least one"),
+    ({"fns": {"a": 3}, "rounds": 3}, "callable"),
+    ({"fns": {"a": lambda: None}, "rounds": 1}, "rounds"),
+    ({"fns": {"a": lambda: None}, "rounds": 3, "warmup_rounds": -1}, "warmup_rounds"),
+])
+def test_interleaved_rejects_bad_input(kwargs, match):
+    from helpers.bench import interleaved
+
+    fns = kwargs.pop("fns")
+    with pytest.raises(ValueError, match=match):
+        interleaved(fns, **kwargs)

@@ -16,7 +16,7 @@ import pytest
 from helpers.book import is_notebook, page_sources
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE_DIRS = ("chapters", "foundations", "labs", "appendix")
+PAGE_DIRS = ("chapters", "foundations", "labs", "practice", "appendix")
 
 ALLOWED_TAGS = {
     "remove-cell", "remove-input", "remove-output", "hide-input", "hide-output", "scroll-output",

@@ -2,7 +2,8 @@
 
 Device-facing code lives here, apart from the pure models in :mod:`helpers.models`.
 
-* :func:`bench` times a callable the one way the book times anything (:mod:`.timing`);
+* :func:`bench` times a callable the one way the book times anything, and :func:`interleaved`
+  times variants of it in alternation for a comparison (:mod:`.timing`);
 * :func:`environment` records what a measurement ran on (:mod:`.env`);
 * :func:`pick`, :func:`size_tier`, :func:`has_cuda` choose problem sizes (:mod:`.sizes`);
 * :class:`ToyStream` and :class:`ToyEvent` show asynchronous execution on a CPU
@@ -12,9 +13,9 @@ Device-facing code lives here, apart from the pure models in :mod:`helpers.model
 from .env import environment
 from .sizes import has_cuda, pick, size_tier
 from .timing import (BenchResult, CacheFlusher, bench, clock_read_cost_s, clock_steps_ns,
-                     fresh_pages, matches, sync, timer_resolution_s)
+                     fresh_pages, interleaved, matches, sync, timer_resolution_s)
 from .toy_stream import ToyEvent, ToyStream, sleep_kernel
 
-__all__ = ["bench", "sync", "BenchResult", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s", "clock_steps_ns",
+__all__ = ["bench", "interleaved", "sync", "BenchResult", "CacheFlusher", "matches", "fresh_pages", "timer_resolution_s", "clock_steps_ns",
            "clock_read_cost_s", "environment", "pick", "size_tier", "has_cuda", "ToyStream",
            "ToyEvent", "sleep_kernel"]

@@ -37,7 +37,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -215,6 +215,38 @@ def sync(device: str) -> None:
         import torch
 
         torch.cuda.synchronize(device)
+
+
+def interleaved(fns: Mapping[str, Callable[[], Any]], *, rounds: int, warmup_rounds: int = 1,
+                device: str = "cpu") -> dict[str, tuple[float, ...]]:
+    """Time several variants of the same work in alternation; return each one's samples (s).
+
+    Every round calls each variant once, in the order given on even rounds and in the reverse
+    order on odd rounds (A B, B A, A B, ...), so a slow drift of the machine (clock boost fading,
+    a neighbour starting up, the page cache filling) lands on every variant alike instead of on
+    whichever ran last. This is the control that a before/after pair of :func:`bench` calls
+    lacks. Each call is bracketed by :func:`sync`, so on a GPU it is timed to completion; the
+    clock is ``perf_counter``, so a call should last well over a microsecond.
+    """
+    if not fns:
+        raise ValueError("interleaved needs at least one variant to time")
+    if not all(callable(f) for f in fns.values()):
+        raise ValueError("every variant must be a callable taking no arguments")
+    if int(rounds) != rounds or rounds < 2:
+        raise ValueError(f"rounds must be an integer >= 2, got {rounds!r}")
+    if int(warmup_rounds) != warmup_rounds or warmup_rounds < 0:
+        raise ValueError(f"warmup_rounds must be an integer >= 0, got {warmup_rounds!r}")
+    names = list(fns)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(int(warmup_rounds) + int(rounds)):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            sync(device)
+            t0 = time.perf_counter()
+            fns[name]()
+            sync(device)
+            if r >= warmup_rounds:
+                samples[name].append(time.perf_counter() - t0)
+    return {name: tuple(v) for name, v in samples.items()}
 
 
 @contextmanager

@@ -44,6 +44,7 @@ import numpy as np
 # Imported first: on a machine without a GPU it selects Triton's interpreter, which must
 # happen before anything imports triton.
 from helpers.kernels import launch_overhead as kern  # noqa: I001
+from helpers import specs
 from helpers.bench import bench, pick, sync
 from helpers.labs import core
 from helpers.labs.core import (lab_device, new_result, progress, run_cli,
@@ -370,7 +371,8 @@ def _model_graph_speedup(result: dict) -> float | None:
                                       max(f["graph_launch_s"], 0.0), f["kernel_in_graph_s"]))
 
 
-def comparison_rows(reference: dict | None, yours: dict | None, mem_bytes_per_s: float) -> list:
+def comparison_rows(reference: dict | None, yours: dict | None = None,
+                    mem_bytes_per_s: float = specs.H200_SXM.hbm_bytes_per_s) -> list:
     """Rows of the lab's table: model (from the H200's own parameters), H200, yours.
 
     The model column predicts the H200's eager per-kernel cost from two independent

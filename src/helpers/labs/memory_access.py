@@ -465,9 +465,11 @@ def transpose_rates(result: dict) -> dict[str, float]:
     return {name: op["bytes_per_s"] for name, op in result["measurements"]["transpose"]["ops"].items()}
 
 
-def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: float):
-    """The lab's table: model | H200 | error | yours (yours only from a GPU run)."""
-    from helpers.labs.report import Row, Table
+def comparison_rows(ref: dict | None, mine: dict | None = None,
+                    peak_bytes_per_s: float = specs.H200_SXM.hbm_bytes_per_s) -> list:
+    """Rows of the lab's table: the sector and transpose models at ``peak_bytes_per_s``, the H200
+    reference and the reader's GPU run (a CPU run has no column: its strides differ)."""
+    from helpers.labs.report import Row
 
     gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
     rows = []
@@ -494,7 +496,15 @@ def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: floa
             return res["measurements"]["transpose"]["ops"].get(op, {}).get("bytes_per_s")
         rows.append(Row(f"{op.replace('_', ' ')} ({m} x {n})", "TB/s", 1e12, model=model,
                         h200=rate(ref), yours=rate(gpu_mine)))
-    return Table("Memory access: model vs measured", rows,
+    return rows
+
+
+def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: float):
+    """The lab's table: model | H200 | error | yours (yours only from a GPU run)."""
+    from helpers.labs.report import Table
+
+    gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
+    return Table("Memory access: model vs measured", comparison_rows(ref, mine, peak_bytes_per_s),
                  yours_label="yours (GPU)" if gpu_mine is not None else None)
 
 

@@ -411,7 +411,7 @@ def best_matmul(result: dict, precision: str) -> dict | None:
     return max(rows, key=lambda r: r["flop_per_s"]) if rows else None
 
 
-def comparison_rows(ref: dict | None, mine: dict | None) -> list:
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
     """Rows of the page's table: the model (datasheet), the H200 reference, the reader's run.
 
     Copy bandwidth at the largest buffer; the best rate of each matrix-product precision; and

@@ -255,6 +255,24 @@ def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
     return predicted_times_s({k: m[k] for k in OPERATIONS}, gpu, precision)
 
 
+def comparison_rows(ref: dict | None, mine: dict | None = None,
+                    gpu: specs.GPUSpec = specs.H200_SXM) -> list:
+    """Rows of the lab's table: each operation's roofline bound on ``gpu`` (the model), the
+    H200's ``bench()`` median and the reader's (None where absent)."""
+    from helpers.labs.report import Row
+
+    basis = ref if ref is not None else mine
+    if basis is None:
+        return []
+    bounds = bounds_s(basis, gpu)
+    ref_t = method_times_s(ref) if ref is not None else {}
+    mine_t = method_times_s(mine) if mine is not None else {}
+    return [Row(f"{op.replace('_', ' ')}: time", "µs", 1e-6, model=bounds[op],
+                h200=ref_t[op]["bench_s"] if ref_t else None,
+                yours=mine_t[op]["bench_s"] if mine_t else None)
+            for op in OPERATIONS]
+
+
 def reference_or_none() -> dict | None:
     """The shipped H200 result, or None (with a one-line note) if it has not been measured yet."""
     ref = core.reference_or_none(LAB)
