@@ -23,6 +23,7 @@ LABS = (
     ("memory_access", "sec-lab-memory-access"),
     ("launch_overhead", "sec-lab-launch-overhead"),
     ("reduction_softmax", "sec-lab-reduction-softmax"),
+    ("gemm", "sec-lab-gemm"),
     ("attention", "sec-lab-attention"),
     ("collectives", "sec-lab-collectives"),
     ("data_parallel", "sec-lab-data-parallel"),

@@ -1,0 +1,544 @@
+"""Lab runner: a tiled GEMM in Triton against ``torch.matmul`` (cuBLAS).
+
+Three measurements, each kernel checked against a float64 reference on fresh random inputs
+(drawn in [0.5, 1.5), never zeros) before it is timed, with the error recorded:
+
+* **check**: the book's Triton kernel (:func:`helpers.kernels.gemm.matmul`) on small shapes,
+  one of them odd (``50 x 70 x 30``, which exercises every mask), in bf16 and fp32. On a CPU
+  this runs through Triton's interpreter and is all the Triton work the CPU tier does.
+* **configs** (GPU): a small explicit sweep of tilings (:data:`CONFIGS`: block sizes, pipeline
+  stages 3/4/5, grouped ordering ``GROUP_M`` 1 vs 8) at ``8192^3`` in bf16, beside
+  ``torch.matmul`` at the same size. A tiling the GPU cannot hold (too much shared memory) is
+  recorded as failed, with its reason, and skipped.
+* **sizes**: square bf16 products from 1024 to 8192 (some awkward for 132 SMs) with the best
+  tiling and with ``torch.matmul`` on a GPU; on a CPU, ``torch.matmul`` in fp32 over small
+  sizes, which shows this machine's rate against size.
+* **fp32** (GPU): the best block shape in fp32 with TF32 off (``input_precision="ieee"``,
+  against torch with ``torch.backends.cuda.matmul.fp32_precision = "ieee"``) and on
+  (``"tf32"`` for both), so each comparison is made at the same setting.
+
+Timing goes through :func:`helpers.bench.bench` only (CUDA events on a GPU). The page
+``labs/gemm.md`` compares the results with the models of :mod:`helpers.models.gemm` and with
+the reference measured on an H200 (:func:`reference_or_none`). Run as
+``python -m helpers.labs.gemm --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`grade_gemm` and
+:func:`grade_gemm_speed` (the grader of the page's exercise) and the analysis helpers
+(:func:`config_rows`, :func:`size_rows`, :func:`best_config`).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Callable
+
+from helpers import specs
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.roofline import MISSING, fmt
+from helpers.models import gemm as gm
+from helpers.models import roofline
+
+__all__ = ["LAB", "GPU", "FULL_SIZES", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES", "GRADE_CONFIG", "sizes",
+           "sweep_size", "measure_check", "measure_configs", "measure_sizes", "measure_fp32",
+           "run", "reference_or_none", "config_rows", "best_config", "size_rows", "fp32_rows",
+           "check_rows", "config_rate", "fmt", "MISSING", "predicted_rate_flop_per_s", "comparison_rows", "describe", "grade_gemm", "grade_gemm_speed", "main"]
+
+LAB = "gemm"
+#: The GPU whose datasheet the model uses (and on which the reference was measured).
+GPU = specs.H200_SXM
+
+
+#: The tilings of the GPU sweep, as ``(BM, BN, BK, GROUP_M, stages, warps)``.
+CONFIGS = ((128, 256, 64, 8, 3, 8), (256, 128, 64, 8, 3, 8), (128, 128, 64, 8, 4, 4),
+           (128, 128, 64, 8, 3, 8), (128, 256, 64, 8, 4, 8), (128, 128, 64, 8, 5, 4),
+           (128, 256, 64, 1, 3, 8), (128, 128, 64, 1, 4, 4), (64, 128, 64, 8, 3, 4))
+#: The tiling of the fp32 runs (fp32 tiles take twice the shared memory of bf16 ones).
+FP32_CONFIG = (128, 128, 32, 8, 3, 8)
+#: Shapes ``(M, N, K)`` of the correctness check; the second is not a multiple of any block.
+CHECK_SHAPES = ((64, 64, 64), (50, 70, 30))
+#: The tiling used by the correctness check and the grader on a CPU (small blocks: the
+#: interpreter is slow, and ``K = 30`` then ends in a partial block).
+SMALL_CONFIG = (32, 32, 16, 2, 2, 4)
+#: The tiling the grader times on a GPU (a known-good Hopper tiling).
+GRADE_CONFIG = (128, 256, 64, 8, 3, 8)
+TOLERANCE = {"bf16": 1e-2, "fp32": 1e-4, "tf32": 5e-3}
+
+
+def _cfg(t):
+    from helpers.kernels.gemm import GemmConfig
+
+    return GemmConfig(*t)
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+#: Square sizes of the GPU's size sweep (some awkward for 132 SMs).
+FULL_SIZES = (1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
+
+
+def sizes() -> list[int]:
+    """Square sizes of the size sweep: :data:`FULL_SIZES` on a GPU, small ones on a CPU."""
+    return pick(small=[64, 128, 192, 256, 384, 512], full=list(FULL_SIZES))
+
+
+def sweep_size() -> int:
+    """The size of the configuration sweep (GPU only): 8192."""
+    return pick(small=256, full=8192)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _uniform(shape, gen, device: str, dtype):
+    """Random values in [0.5, 1.5), drawn on the CPU from ``gen``, then moved to ``device``."""
+    import torch
+
+    x = torch.rand(shape, generator=gen, dtype=torch.float32) + 0.5
+    return x.to(device=device, dtype=dtype)
+
+
+def _dtype(prec: str):
+    import torch
+
+    return torch.bfloat16 if prec == "bf16" else torch.float32
+
+
+@contextmanager
+def _torch_precision(mode: str):
+    """torch's cuBLAS fp32 products in ``"ieee"`` or ``"tf32"`` (the roofline lab's switch)."""
+    from helpers.labs.roofline import _matmul_precision
+
+    with _matmul_precision(mode):
+        yield
+
+
+def _triton_device(device: str) -> str:
+    """Where the Triton kernel runs: ``device``, except that a CPU run on a machine whose
+    Triton compiles for its GPU (no interpreter) checks it on that GPU."""
+    from helpers.kernels import gemm as kern
+
+    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
+
+
+def _budget() -> float:
+    return pick(small=0.1, full=0.3)
+
+
+def _bench(fn, device: str, name: str):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
+                 budget_s=_budget(), env=False)
+
+
+def _max_rel_error(fn, a, b, gen, rows: int | None = None) -> float:
+    """Poison the output, run ``fn() -> C``, and return the largest relative error of C (or of
+    ``rows`` random rows of it) against float64 computed from the same inputs."""
+    import torch
+
+    c = fn()
+    sync(str(c.device))
+    if rows is not None and rows < a.shape[0]:
+        idx = torch.randperm(a.shape[0], generator=gen)[:rows].to(a.device)
+        want = (a[idx].double() @ b.double()).cpu()
+        got = c[idx].double().cpu()
+    else:
+        want = (a.double() @ b.double()).cpu()
+        got = c.double().cpu()
+    err = ((got - want).abs() / want.abs()).max()
+    return float(err) if not torch.isnan(err) else float("inf")
+
+
+def _triton_call(a, b, cfg, out, allow_tf32: bool = False):
+    from helpers.kernels.gemm import matmul
+
+    def fn():
+        return matmul(a, b, cfg, out=out, allow_tf32=allow_tf32)
+    return fn
+
+
+def _require(err: float, tol: float, what: str) -> None:
+    if not err <= tol:
+        raise AssertionError(f"{what}: relative error {err:.3g} against float64 exceeds {tol:g}")
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def measure_check(device: str, gen) -> list[dict]:
+    """The Triton kernel on :data:`CHECK_SHAPES` in bf16, fp32 (and TF32 on a GPU), against
+    float64; C is poisoned with NaN first, so an unwritten element fails."""
+    import torch
+
+    tdev = _triton_device(device)
+    cfg = _cfg(SMALL_CONFIG)
+    precs = ("bf16", "fp32", "tf32") if tdev.startswith("cuda") else ("bf16", "fp32")
+    rows = []
+    for m, n, k in CHECK_SHAPES:
+        for prec in precs:
+            a, b = _uniform((m, k), gen, tdev, _dtype(prec)), _uniform((k, n), gen, tdev, _dtype(prec))
+            out = torch.full((m, n), float("nan"), device=tdev, dtype=_dtype(prec))
+            err = _max_rel_error(_triton_call(a, b, cfg, out, prec == "tf32"), a, b, gen)
+            _require(err, TOLERANCE[prec], f"triton gemm {prec} {m}x{n}x{k}")
+            rows.append({"m": m, "n": n, "k": k, "precision": prec, "config": cfg.as_dict(),
+                         "max_rel_error": err, "tolerance": TOLERANCE[prec],
+                         "interpreted": not tdev.startswith("cuda")})
+    return rows
+
+
+def measure_configs(device: str, gen) -> dict:
+    """The tiling sweep at :func:`sweep_size` in bf16 (GPU), beside ``torch.matmul``."""
+    import torch
+
+    n = sweep_size()
+    out: dict = {"n": n, "flop": roofline.matmul_flop(n, n, n), "configs": []}
+    if not device.startswith("cuda"):
+        return out
+    a, b = _uniform((n, n), gen, device, torch.bfloat16), _uniform((n, n), gen, device, torch.bfloat16)
+    c = torch.empty((n, n), device=device, dtype=torch.bfloat16)
+    fn = (lambda: torch.matmul(a, b, out=c))
+    c.fill_(float("nan"))
+    err = _max_rel_error(fn, a, b, gen, rows=16)
+    _require(err, TOLERANCE["bf16"], "torch.matmul bf16")
+    out["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{n}"))}
+    for t in progress(CONFIGS, desc="tilings"):
+        cfg = _cfg(t)
+        entry = {"config": cfg.as_dict(), "name": cfg.name}
+        try:
+            c.fill_(float("nan"))
+            fn = _triton_call(a, b, cfg, c)
+            err = _max_rel_error(fn, a, b, gen, rows=16)
+        except Exception as exc:  # e.g. triton OutOfResources: the tiling does not fit
+            entry["failed"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            out["configs"].append(entry)
+            continue
+        _require(err, TOLERANCE["bf16"], f"triton gemm {cfg.name}")
+        entry["max_rel_error"] = err
+        entry["bench"] = summarize(_bench(fn, device, f"triton_{cfg.name}"))
+        out["configs"].append(entry)
+    del a, b, c
+    return out
+
+
+def _best_tuple(configs: dict) -> tuple:
+    timed = [e for e in configs["configs"] if "bench" in e]
+    if not timed:
+        return GRADE_CONFIG
+    best = min(timed, key=lambda e: e["bench"]["median_s"])["config"]
+    return tuple(best[k] for k in ("block_m", "block_n", "block_k", "group_m", "num_stages",
+                                   "num_warps"))
+
+
+def measure_sizes(device: str, gen, best: tuple) -> dict:
+    """Square products over :func:`sizes`: torch (and the best tiling on a GPU), bf16 on a GPU,
+    fp32 on a CPU (where torch's CPU matmul is what runs)."""
+    import torch
+
+    from helpers.bench.probes import threads
+
+    cuda = device.startswith("cuda")
+    prec = "bf16" if cuda else "fp32"
+    dtype = _dtype(prec)
+    cfg = _cfg(best)
+    rows = []
+    with (threads() if not cuda else _null()):
+        for n in progress(sizes(), desc="sizes"):
+            a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
+            c = torch.empty((n, n), device=device, dtype=dtype)
+            entry = {"n": n, "precision": prec, "flop": roofline.matmul_flop(n, n, n)}
+            fn = (lambda: torch.matmul(a, b, out=c))
+            c.fill_(float("nan"))
+            err = _max_rel_error(fn, a, b, gen, rows=16)
+            _require(err, TOLERANCE[prec], f"torch.matmul {prec} n={n}")
+            entry["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{n}"))}
+            if cuda:
+                c.fill_(float("nan"))
+                fn = _triton_call(a, b, cfg, c)
+                err = _max_rel_error(fn, a, b, gen, rows=16)
+                _require(err, TOLERANCE[prec], f"triton gemm {cfg.name} n={n}")
+                entry["triton"] = {"config": cfg.as_dict(), "max_rel_error": err,
+                                   "bench": summarize(_bench(fn, device, f"triton_{n}"))}
+            rows.append(entry)
+            del a, b, c
+    return {"precision": prec, "sizes": rows}
+
+
+@contextmanager
+def _null():
+    yield None
+
+
+def measure_fp32(device: str, gen) -> dict:
+    """fp32 products at one size (GPU): Triton and torch with TF32 off, then both with it on."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return {}
+    n = pick(small=256, full=4096)
+    cfg = _cfg(FP32_CONFIG)
+    a, b = _uniform((n, n), gen, device, torch.float32), _uniform((n, n), gen, device, torch.float32)
+    c = torch.empty((n, n), device=device)
+    out: dict = {"n": n, "flop": roofline.matmul_flop(n, n, n), "config": cfg.as_dict()}
+    for prec, mode in (("fp32", "ieee"), ("tf32", "tf32")):
+        entry = {"torch_fp32_precision": mode, "triton_input_precision": mode}
+        with _torch_precision(mode):
+            fn = (lambda: torch.matmul(a, b, out=c))
+            c.fill_(float("nan"))
+            err = _max_rel_error(fn, a, b, gen, rows=16)
+            _require(err, TOLERANCE[prec], f"torch.matmul {prec}")
+            entry["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{prec}"))}
+        c.fill_(float("nan"))
+        fn = _triton_call(a, b, cfg, c, allow_tf32=(prec == "tf32"))
+        err = _max_rel_error(fn, a, b, gen, rows=16)
+        _require(err, TOLERANCE[prec], f"triton gemm {prec}")
+        entry["triton"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"triton_{prec}"))}
+        out[prec] = entry
+    return out
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    import torch
+
+    device = device or lab_device()
+    result = new_result(LAB, device, sizes=sizes(), sweep_size=sweep_size(),
+                        configs=[list(t) for t in CONFIGS], fp32_config=list(FP32_CONFIG),
+                        check_shapes=[list(s) for s in CHECK_SHAPES], budget_s=_budget(),
+                        config_fields=["block_m", "block_n", "block_k", "group_m", "num_stages",
+                                       "num_warps"],
+                        tf32_note="fp32 rows: TF32 off for both torch (fp32_precision 'ieee') "
+                                  "and Triton (input_precision 'ieee'); tf32 rows: on for both")
+    gen = torch.Generator().manual_seed(2024)
+    m = result["measurements"]
+    m["check"] = measure_check(device, gen)
+    m["configs"] = measure_configs(device, gen)
+    best = _best_tuple(m["configs"])
+    m["best_config"] = list(best)
+    m["sizes"] = measure_sizes(device, gen, best)
+    m["fp32"] = measure_fp32(device, gen)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis (the page's tables and plots) -------------------------------------------------
+
+def _rate(flop: float, entry: dict) -> float:
+    return flop / entry["bench"]["median_s"]
+
+
+def check_rows(result: dict) -> list[dict]:
+    """The correctness checks: shape, precision, error and tolerance."""
+    return [dict(r) for r in result["measurements"]["check"]]
+
+
+def config_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per tiling of the sweep: FLOP/s, share of torch's rate and of ``gpu``'s bf16 peak, the
+    model's shared memory per CTA and waves (None for a failed tiling)."""
+    m = result["measurements"]["configs"]
+    rows = []
+    if "torch" not in m:
+        return rows
+    torch_rate = _rate(m["flop"], m["torch"])
+    n = m["n"]
+    for e in m["configs"]:
+        c = e["config"]
+        smem = gm.smem_bytes(c["block_m"], c["block_n"], c["block_k"], 2.0, c["num_stages"])
+        tiles = gm.tile_count(n, n, c["block_m"], c["block_n"])
+        row = {"name": e["name"], **c, "smem_bytes": smem, "tiles": tiles,
+               "waves": gm.waves(tiles, gpu.sm_count, 1), "failed": e.get("failed"),
+               "flop_per_s": None, "of_torch": None, "of_peak": None, "spread": None}
+        if "bench" in e:
+            row["flop_per_s"] = _rate(m["flop"], e)
+            row["of_torch"] = row["flop_per_s"] / torch_rate
+            row["of_peak"] = row["flop_per_s"] / gpu.peak_flop_per_s("bf16")
+            row["spread"] = e["bench"]["spread"]
+        rows.append(row)
+    return rows
+
+
+def best_config(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
+    """The fastest tiling of the sweep with torch's rate beside it, or None (CPU tier)."""
+    rows = [r for r in config_rows(result, gpu) if r["flop_per_s"]]
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r["flop_per_s"])
+    m = result["measurements"]["configs"]
+    torch_rate = _rate(m["flop"], m["torch"])
+    return {**best, "torch_flop_per_s": torch_rate,
+            "torch_of_peak": torch_rate / gpu.peak_flop_per_s("bf16")}
+
+
+def size_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """Per size: torch's (and the Triton kernel's) rate, and the wave-quantization model's
+    efficiency for the tiling used (one CTA per SM on ``gpu``)."""
+    m = result["measurements"]["sizes"]
+    peak = gpu.peak_flop_per_s(m["precision"]) if result["tier"] == "gpu" else None
+    best = result["measurements"].get("best_config") or list(GRADE_CONFIG)
+    rows = []
+    for e in m["sizes"]:
+        n = e["n"]
+        tiles = gm.tile_count(n, n, best[0], best[1])
+        row = {"n": n, "torch_flop_per_s": _rate(e["flop"], e["torch"]),
+               "torch_error": e["torch"]["max_rel_error"], "tiles": tiles,
+               "waves": gm.waves(tiles, gpu.sm_count, 1),
+               "wave_efficiency": gm.wave_efficiency(tiles, gpu.sm_count, 1),
+               "triton_flop_per_s": None, "triton_over_torch": None, "triton_of_peak": None}
+        row["torch_of_peak"] = row["torch_flop_per_s"] / peak if peak else None
+        if "triton" in e:
+            row["triton_flop_per_s"] = _rate(e["flop"], e["triton"])
+            row["triton_over_torch"] = row["triton_flop_per_s"] / row["torch_flop_per_s"]
+            row["triton_of_peak"] = row["triton_flop_per_s"] / peak if peak else None
+        rows.append(row)
+    return rows
+
+
+def fp32_rows(result: dict) -> list[dict]:
+    """The fp32 comparison (GPU): per setting, torch's and Triton's rate and errors."""
+    m = result["measurements"].get("fp32") or {}
+    rows = []
+    for prec in ("fp32", "tf32"):
+        if prec in m:
+            e = m[prec]
+            rows.append({"precision": prec, "n": m["n"],
+                         "torch_flop_per_s": _rate(m["flop"], e["torch"]),
+                         "triton_flop_per_s": _rate(m["flop"], e["triton"]),
+                         "torch_error": e["torch"]["max_rel_error"],
+                         "triton_error": e["triton"]["max_rel_error"]})
+    return rows
+
+
+def config_rate(rows: list[dict], block_m: int, block_n: int, group_m: int,
+                stages: int) -> float | None:
+    """The rate of one tiling among :func:`config_rows` (None if absent or failed)."""
+    hits = [r for r in rows if (r["block_m"], r["block_n"], r["group_m"], r["num_stages"])
+            == (block_m, block_n, group_m, stages) and r["flop_per_s"]]
+    return hits[0]["flop_per_s"] if hits else None
+
+
+def predicted_rate_flop_per_s(n: int, block_m: int, block_n: int, precision: str = "bf16",
+                              gpu: specs.GPUSpec = GPU) -> float:
+    """The model's rate for an ``n^3`` product: the dense peak times the wave efficiency of
+    ``block_m x block_n`` tiles on ``gpu``'s SMs (one CTA per SM) and the tile efficiency."""
+    tiles = gm.tile_count(n, n, block_m, block_n)
+    return (gpu.peak_flop_per_s(precision) * gm.wave_efficiency(tiles, gpu.sm_count, 1)
+            * gm.tile_quantization_efficiency(n, n, block_m, block_n))
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
+    """Rows of the page's table: model | H200 | error | yours (None where not measured).
+
+    Without ``mine`` (the status page) every "yours" is None and the CPU row is left out.
+    """
+    from helpers.labs.report import Row
+
+    rb = best_config(ref, gpu) if ref is not None else None
+    mb = best_config(mine, gpu) if mine is not None else None
+    peak = gpu.peak_flop_per_s("bf16")
+    bm, bn = (rb["block_m"], rb["block_n"]) if rb else GRADE_CONFIG[:2]
+    rows = [
+        Row("torch.matmul bf16 8192^3", "TFLOP/s", 1e12, model=peak,
+            h200=rb and rb["torch_flop_per_s"], yours=mb and mb["torch_flop_per_s"]),
+        Row("Triton best tiling, bf16 8192^3", "TFLOP/s", 1e12,
+            model=predicted_rate_flop_per_s(8192, bm, bn, "bf16", gpu),
+            h200=rb and rb["flop_per_s"], yours=mb and mb["flop_per_s"]),
+        Row("Triton / torch.matmul", "%", 0.01, model=None, h200=rb and rb["of_torch"],
+            yours=mb and mb["of_torch"]),
+    ]
+    if mine is not None and not mb:  # a CPU: this machine's own matrix-product rate
+        big = size_rows(mine)[-1]
+        rows.append(Row(f"torch.matmul fp32 {big['n']}^3 (this CPU)", "GFLOP/s", 1e9,
+                        yours=big["torch_flop_per_s"]))
+    return rows
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result: the checks, the best tiling, rates per size."""
+    from helpers.units import fmt_rate
+
+    lines = []
+    for r in check_rows(result):
+        where = "interpreter" if r["interpreted"] else "GPU"
+        lines.append(f"check {r['precision']} {r['m']}x{r['n']}x{r['k']} ({where}): max relative "
+                     f"error {r['max_rel_error']:.2g} (tolerance {r['tolerance']:g})")
+    best = best_config(result)
+    if best:
+        lines.append(f"best tiling {best['name']}: {fmt_rate(best['flop_per_s'], 'FLOP/s')}, "
+                     f"{best['of_torch']:.0%} of torch.matmul, {best['of_peak']:.0%} of peak")
+    for r in size_rows(result):
+        line = f"n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}"
+        if r["triton_flop_per_s"]:
+            line += (f", Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')} "
+                     f"({r['triton_over_torch']:.0%})")
+        lines.append(line)
+    for r in fp32_rows(result):
+        lines.append(f"{r['precision']} n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}, "
+                     f"Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')}")
+    return "\n".join(lines)
+
+
+# --- grading --------------------------------------------------------------------------------
+
+def _grade_inputs(m: int, n: int, k: int, device: str, prec: str):
+    def make(gen):
+        return (_uniform((m, k), gen, device, _dtype(prec)), _uniform((k, n), gen, device, _dtype(prec)))
+    return make
+
+
+def grade_gemm(kernel, device: str | None = None, trials: int = 2) -> Verdict:
+    """Correctness of a reader's kernel (the signature of :func:`helpers.kernels.gemm.gemm_kernel`)
+    on a shape that is not a multiple of any block, in fp32 and bf16: fresh random inputs, C
+    poisoned with NaN, compared with float64."""
+    from helpers.kernels.gemm import matmul
+
+    device = _triton_device(device or lab_device())
+    m, n, k = CHECK_SHAPES[-1]
+    cfg = _cfg(SMALL_CONFIG)
+    for prec in ("fp32", "bf16"):
+        v = check_outputs(lambda a, b, out: matmul(a, b, cfg, out=out, kernel=kernel),
+                          lambda a, b: a @ b, _grade_inputs(m, n, k, device, prec),
+                          name=f"gemm kernel ({prec}, {m}x{n}x{k})", trials=trials,
+                          make_output=lambda a, b: a.new_empty((a.shape[0], b.shape[1])),
+                          rtol=TOLERANCE[prec], atol=0.0, device=device)
+        if not v.passed:
+            return v
+    return Verdict("gemm kernel", "PASS",
+                   [f"fp32 and bf16 match a float64 reference at {m}x{n}x{k} on {trials} fresh "
+                    "random inputs each"])
+
+
+def grade_gemm_speed(kernel, device: str | None = None, min_fraction: float = 0.9) -> Verdict:
+    """Speed of a reader's kernel on a GPU at ``8192^3`` bf16 with :data:`GRADE_CONFIG`, against
+    ``torch.matmul`` (cuBLAS) at the same size: PASS at ``min_fraction`` of torch's rate."""
+    import torch
+
+    from helpers.kernels.gemm import matmul
+
+    device = device or lab_device()
+    if not device.startswith("cuda"):
+        raise ValueError("grade_gemm_speed needs a CUDA device; the CPU tier grades correctness")
+    gen = torch.Generator().manual_seed(7)
+    n = pick(small=1024, full=8192)
+    a, b = _uniform((n, n), gen, device, torch.bfloat16), _uniform((n, n), gen, device, torch.bfloat16)
+    c = torch.full((n, n), float("nan"), device=device, dtype=torch.bfloat16)
+    cfg = _cfg(GRADE_CONFIG)
+    fn = (lambda: matmul(a, b, cfg, out=c, kernel=kernel))
+    _require(_max_rel_error(fn, a, b, gen, rows=16), TOLERANCE["bf16"], "your gemm")
+    mine = _bench(fn, device, "your_gemm")
+    ref = _bench(lambda: torch.matmul(a, b), device, "torch_gemm")
+    flop = roofline.matmul_flop(n, n, n)
+    print(f"your kernel: {flop / mine.median_s / 1e12:.4g} TFLOP/s, torch.matmul "
+          f"{flop / ref.median_s / 1e12:.4g} TFLOP/s ({ref.median_s / mine.median_s:.0%})")
+    return check_performance(mine.median_s, ref.median_s, name="gemm kernel speed (bound: "
+                             "torch.matmul's time)", spread=max(mine.spread, ref.spread),
+                             min_fraction=min_fraction)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()
