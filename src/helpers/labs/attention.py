@@ -105,6 +105,9 @@ def fused_configs(head_dim: int) -> list[dict]:
     first = kern.default_config(head_dim)
     return [first,
             {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
+            {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 3},
+            {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 3},
+            {"block_m": 64, "block_n": 128, "num_warps": 4, "num_stages": 3},
             {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 4}]
 
 
@@ -226,8 +229,14 @@ def _sdpa_kernels(q, k, v, causal: bool) -> list[str]:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             sdpa_attention(q, k, v, causal=causal)
             torch.cuda.synchronize()
-        names = sorted({e.key for e in prof.key_averages()})
-        return [n[:120] for n in names][:8]
+        # Device kernels only (the CUDA activity also records runtime calls such as
+        # cudaLaunchKernel, which name no backend), longest first.
+        kernels = [e for e in prof.key_averages()
+                   if getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)) > 0
+                   and not e.key.startswith(("cuda", "cu", "Memset", "Memcpy", "Activity",
+                                              "Lazy"))]
+        kernels.sort(key=lambda e: -getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)))
+        return [e.key[:120] for e in kernels][:8]
     except Exception as exc:  # the profiler is optional evidence; never fail the run for it
         return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
 
