@@ -108,3 +108,13 @@ def test_time_compiled_rejects_a_wrong_compilation():
 
     with pytest.raises(AssertionError):
         C.time_compiled(drifting, torch.randn(16), budget_s=0.05)
+
+
+def test_aten_graph_and_inductor_decomposition_of_silu():
+    x = torch.randn(4)
+    plain = C.aten_graph(torch.nn.functional.silu, x)
+    assert "aten.silu" in plain
+    low = C.aten_graph(torch.nn.functional.silu, x, decompose=True)
+    assert "aten.silu" not in low
+    for op in ("aten.neg", "aten.exp", "aten.div"):
+        assert op in low

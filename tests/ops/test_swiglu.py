@@ -112,3 +112,10 @@ def test_fused_and_unfused_modules_agree():
     torch.testing.assert_close(y_fused, m(x))
     with pytest.raises(ValueError):
         SwiGLUMLP(0, 4)
+
+
+def test_forward_kernel_agrees_with_lesson_05s_kernel():
+    from helpers.kernels import elementwise
+
+    a, b = _pair((3000,))
+    torch.testing.assert_close(k.swiglu_fwd(a, b), elementwise.swiglu(a, b))

@@ -5,8 +5,9 @@ C++ and builds it with the machine's C compiler) and reads what each stage produ
 functions of :mod:`.inspect`.
 """
 
-from .inspect import (Compilation, CompileTiming, Explained, GeneratedCode, explain, guard_lines,
+from .inspect import (Compilation, CompileTiming, Explained, GeneratedCode, aten_graph, explain,
+                      guard_lines,
                       generated_code, time_compiled, trace_compilations)
 
 __all__ = ["explain", "Explained", "trace_compilations", "Compilation", "generated_code",
-           "GeneratedCode", "time_compiled", "CompileTiming", "guard_lines"]
+           "GeneratedCode", "time_compiled", "CompileTiming", "guard_lines", "aten_graph"]

@@ -42,7 +42,7 @@ with warnings.catch_warnings():
     import torch._inductor.compile_fx  # noqa: E402,F401
 
 __all__ = ["explain", "Explained", "trace_compilations", "Compilation", "generated_code",
-           "GeneratedCode", "time_compiled", "CompileTiming", "guard_lines"]
+           "GeneratedCode", "time_compiled", "CompileTiming", "guard_lines", "aten_graph"]
 
 
 @contextlib.contextmanager
@@ -189,6 +189,23 @@ def trace_compilations(fn: Callable, calls: Sequence[tuple]) -> list[Compilation
     return out
 
 
+def aten_graph(fn: Callable, *args, decompose: bool = False) -> str:
+    """The ATen-level graph of ``fn(*args)`` (``make_fx``), the IR below PyTorch's Python API.
+
+    With ``decompose``, operations are first broken up by TorchInductor's own decomposition
+    table, the rewriting it applies before lowering, e.g. ``silu(x)`` into
+    ``x / (1 + exp(-x))``.
+
+    >>> "aten.sin" in aten_graph(lambda x: x.sin() * 2, torch.ones(2))
+    True
+    """
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    table = select_decomp_table() if decompose else None
+    return make_fx(fn, decomposition_table=table)(*args).code.strip()
+
+
 @dataclass(frozen=True)
 class GeneratedCode:
     """What TorchInductor wrote for one compiled call."""
@@ -238,9 +255,11 @@ class CompileTiming:
 
     @property
     def break_even_calls(self) -> float:
-        """Calls after which the compile time is paid back (inf if compiled is not faster)."""
-        saved = self.eager.median_s - self.compiled.median_s
-        return self.compile_s / saved if saved > 0 else float("inf")
+        """Calls after which the compile time is paid back (inf if compiled is not faster):
+        :func:`helpers.models.compilation.break_even_calls`."""
+        from helpers.models.compilation import break_even_calls
+
+        return break_even_calls(self.compile_s, self.eager.median_s, self.compiled.median_s)
 
 
 def time_compiled(fn: Callable, *args, device: str = "cpu", budget_s: float = 0.5,

@@ -10,6 +10,10 @@ is one kernel each way:
   ``da = g * b * s * (1 + a (1 - s))`` with ``s = sigmoid(a)``, and ``db = g * a * s``
   (reads ``a``, ``b``, ``g``; writes ``da``, ``db``). It recomputes ``s`` rather than saving it.
 
+The forward is the kernel of lesson 05 (:func:`helpers.kernels.elementwise.swiglu_kernel`,
+{ref}`sec-cuda-execution`) extended for an operator: 64-bit offsets, and an fp64 path. That
+kernel stays as it is, the plainest example of a grid; this one is the one lesson 11 registers.
+
 Arithmetic is in fp32 for 16- and 32-bit inputs and in fp64 for fp64 inputs (so that
 ``torch.autograd.gradcheck`` can check the backward in double precision). With no usable CUDA
 GPU, Triton runs through its interpreter (set by :mod:`helpers.kernels` before ``triton`` is
