@@ -68,10 +68,11 @@ def test_guards_specialise_then_generalise_the_shape():
 
 def test_guard_lines_keep_input_checks_only():
     tree = ("TREE_GUARD_MANAGER:\n| +- GLOBAL_STATE: ___check_global_state()\n"
-            "| | +- TENSOR_MATCH: check_tensor(L['x'], size=[4])  # f.py:3 in f\n"
+            "| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU, AutogradCPU), "
+            "size=[4])  # f.py:3 in f\n"
             "| | | +- ID_MATCH: ___check_obj_id(G['torch'], 1)\n"
             "+- LAMBDA_GUARD: 2 <= L['x'].size()[0]  # comment")
-    assert C.guard_lines(tree) == ("TENSOR_MATCH: check_tensor(L['x'], size=[4])",
+    assert C.guard_lines(tree) == ("TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4])",
                                    "LAMBDA_GUARD: 2 <= L['x'].size()[0]")
     assert len(C.guard_lines(tree, inputs_only=False)) == 3
 

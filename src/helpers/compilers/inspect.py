@@ -102,7 +102,9 @@ _COMPILE_ID = re.compile(r"^\[(\d+)/(\d+)\]")
 def guard_lines(tree: str, *, inputs_only: bool = True) -> tuple[str, ...]:
     """The guard checks in a Dynamo guard tree (its ``guards`` log), one line each.
 
-    Each line is ``KIND: check`` with the trailing source comment removed. With
+    Each line is ``KIND: check`` with the trailing source comment and the dispatch-key set of
+    tensor checks removed (it names PyTorch's internal dispatch keys, not a property of the
+    input a reader chooses). With
     ``inputs_only`` keep only checks on the function's arguments (``L['...']``), which is where
     shapes, dtypes and values are guarded; the rest guard global state and module identities.
 
@@ -113,6 +115,7 @@ def guard_lines(tree: str, *, inputs_only: bool = True) -> tuple[str, ...]:
     out = []
     for raw in tree.splitlines():
         line = raw.lstrip("| +-").split("  #")[0].strip()
+        line = re.sub(r"DispatchKeySet\([^)]*\), ", "", line)
         if not line.startswith(_GUARD_KINDS):
             continue
         if inputs_only and "L['" not in line:
