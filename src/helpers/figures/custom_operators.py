@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from ..models.gated_activation import swiglu_passes
 from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram"]
@@ -36,7 +37,7 @@ def opening_animation() -> Figure:
     for d, t in trips:
         c.path(d, stroke=mem, width=1, dash="3 4", opacity=0.5)
         c.moving_dot(d, dur_s=dur, begin_s=t, r=5, color=mem)
-    c.text(620, 95, "5 passes of n elements", size=13, fill=MUTED)
+    c.text(620, 95, f"{swiglu_passes(fused=False)} passes of n elements", size=13, fill=MUTED)
     c.text(620, 115, "s is written, then read back", size=11.5, fill=MUTED)
     # Fused.
     c.text(20, 194, "one fused kernel (book::swiglu)", size=13, anchor="start", weight="600")
@@ -49,7 +50,7 @@ def opening_animation() -> Figure:
     for d, t in fused:
         c.path(d, stroke=mem, width=1, dash="3 4", opacity=0.5)
         c.moving_dot(d, dur_s=dur, begin_s=t, r=5, color=acc)
-    c.text(620, 250, "3 passes of n elements", size=13, fill=MUTED)
+    c.text(620, 250, f"{swiglu_passes(fused=True)} passes of n elements", size=13, fill=MUTED)
     c.text(620, 270, "one launch instead of two", size=11.5, fill=MUTED)
     c.text(390, 318, "Click to pause. Each dot is one pass over a tensor in device memory.",
            size=12, fill=MUTED)
@@ -78,8 +79,9 @@ def structure_diagram() -> Figure:
               ("CUDA C++ / PTX", "threads, shared memory, instructions", comp)]
     for i, (name, sub, col) in enumerate(levels):
         c.box(20, 45 + 72 * i, 300, 56, name, sublabel=sub, color=col, size=12.5)
-    c.line(335, 50, 335, 320, stroke=MUTED, width=1.5, arrow=True)
-    c.text(350, 185, "more control, more code", size=11, fill=MUTED, anchor="start")
+    c.line(340, 60, 340, 320, stroke=MUTED, width=1.5, arrow=True)
+    c.text(340, 33, "less code", size=11, fill=MUTED)
+    c.text(340, 335, "more control", size=11, fill=MUTED)
     c.text(170, 350, "write at the highest level that reaches the roof", size=11.5,
            fill=MUTED)
     c.box(470, 40, 300, 40, "torch.ops.book.swiglu(a, b)", color=host, size=12.5)
@@ -92,7 +94,10 @@ def structure_diagram() -> Figure:
     for i, (name, sub, col) in enumerate(regs):
         x, y = 470 + 155 * (i % 2), 170 + 75 * (i // 2)
         c.box(x, y, 145, 56, name, sublabel=sub, color=col, size=11.5)
-        c.line(620, 145, x + 72, y, stroke=MUTED, width=1)
+        # a bus down the gap between the two columns, a stub into each box
+        stub_x = x + 145 if i % 2 == 0 else x
+        c.line(620, y + 28, stub_x, y + 28, stroke=MUTED, width=1, arrow=True)
+    c.line(620, 145, 620, 273, stroke=MUTED, width=1)
     c.text(620, 335, "opcheck: the registrations agree with each other", size=11.5,
            fill=MUTED)
     return c.figure()

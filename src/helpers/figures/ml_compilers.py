@@ -14,8 +14,9 @@ from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram"]
 
-STAGES = ("Python call", "Dynamo: trace", "AOTAutograd", "Inductor: lower, fuse",
-          "C++ / Triton build")
+STAGES = (("Python call", "f(x)"), ("Dynamo", "trace: graph, guards"),
+          ("AOTAutograd", "ATen graphs"), ("Inductor", "lower, fuse"),
+          ("build", "C++ or Triton"))
 
 
 def opening_animation() -> Figure:
@@ -32,8 +33,8 @@ def opening_animation() -> Figure:
     host, acc, comp, q, mem = (PALETTE["host"], PALETTE["accent"], PALETTE["compute"],
                                PALETTE["queue"], PALETTE["memory"])
     cols = (host, acc, q, comp, comp)
-    for i, (name, col) in enumerate(zip(STAGES, cols)):
-        c.box(20 + 156 * i, 60, 136, 50, name, color=col, size=12)
+    for i, ((name, sub), col) in enumerate(zip(STAGES, cols)):
+        c.box(20 + 156 * i, 60, 136, 50, name, sublabel=sub, color=col, size=12)
     for i in range(4):
         c.line(156 + 156 * i, 85, 176 + 156 * i, 85, stroke=MUTED, arrow=True)
     c.box(20, 190, 136, 50, "guard check", sublabel="shapes, dtypes, values", color=q,
@@ -48,8 +49,10 @@ def opening_animation() -> Figure:
     c.moving_dot("M88,215 L712,215", dur_s=dur, begin_s=3.0, r=6, color=mem)
     c.moving_dot("M88,215 L88,85 L712,85 L712,215", dur_s=dur, begin_s=6.0, r=6,
                  color=comp)
-    c.text(400, 25, "1st call: compile (seconds)   2nd, same shapes: guards pass (microseconds)"
-           "   3rd, new shape: recompile", size=11.5, fill=MUTED)
+    for x, label in ((140, "first call: compile (seconds)"),
+                     (400, "same shapes: guards pass (microseconds)"),
+                     (660, "new shape: a guard fails, recompile")):
+        c.text(x, 25, label, size=11.5, fill=MUTED)
     c.text(400, 280, "Click to pause. Magenta: first call; blue: guards pass; orange: a guard "
            "fails.", size=12, fill=MUTED)
     return c.figure()
