@@ -30,6 +30,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+# TorchInductor imports Triton. Triton fixes its mode (compiled or interpreted) when first
+# imported, so the package that chooses the mode, helpers.kernels, must be imported first:
+# otherwise Triton loads in compiled mode on a machine without a GPU, and the book's Triton
+# kernels that call Triton's own jit functions (tl.sigmoid) later fail under the interpreter.
+import helpers.kernels  # noqa: F401  (sets TRITON_INTERPRET=1 where there is no CUDA GPU)
 import torch
 
 from helpers.bench import BenchResult, bench, matches
