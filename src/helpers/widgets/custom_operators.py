@@ -37,7 +37,7 @@ def draw_traffic(tokens: int, d_ff: int, bytes_per_element: float, *, mem_bytes_
     ax.set_xlabel("memory time of the gate per layer (us)")
     ax.set_title(f"{gpu_name}: {units.fmt_count(tokens * d_ff)} elements")
     ax.margins(x=0.25)
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper right", frameon=False)
     return fig
 
 def traffic_explorer(*, tokens: int = 8192, d_ff: int = 14336, bytes_per_element: float = 2.0,
