@@ -5,8 +5,17 @@ import pytest
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+
 from helpers.models import gated_activation as ga  # noqa: E402
 from helpers.widgets import custom_operators as w  # noqa: E402
+
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_figures():
+    yield
+    plt.close("all")
 
 
 def test_times_follow_the_pass_counts():
@@ -27,3 +36,4 @@ def test_explorer_builds_and_redraws():
     sliders[0].value = 1024  # redraw without error
     fig = w.draw_traffic(1024, 4096, 2.0, mem_bytes_per_s=4.8e12, gpu_name="H200")
     assert len(fig.axes[0].patches) == 4
+    plt.close(fig)

@@ -5,8 +5,17 @@ import pytest
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
+
 from helpers.models import compilation as cm  # noqa: E402
 from helpers.widgets import ml_compilers as w  # noqa: E402
+
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_figures():
+    yield
+    plt.close("all")
 
 
 def test_title_states_the_models_break_even():
