@@ -77,12 +77,8 @@ class Explained:
 def explain(fn: Callable, *args, **kwargs) -> Explained:
     """Trace ``fn(*args, **kwargs)`` with ``torch._dynamo.explain``: graphs and breaks.
 
-    >>> def f(x):
-    ...     y = x.sin()
-    ...     if y.sum().item() > 0:    # a Python branch on a tensor's value: a graph break
-    ...         y = y * 2
-    ...     return y + 1
-    >>> e = explain(f, torch.ones(4))
+    >>> from helpers.compilers.workloads import rms_norm_skip   # branches on .item()
+    >>> e = explain(rms_norm_skip, torch.ones(2, 4), torch.ones(4))
     >>> (e.graph_count, e.graph_break_count)
     (2, 1)
     """
