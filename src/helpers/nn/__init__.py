@@ -1,4 +1,5 @@
-"""Small PyTorch models of the book: a readable decoder-only transformer.
+"""Small PyTorch models of the book: a readable decoder-only transformer (:mod:`.decoder`) and
+the book's own small language models trained on its pages (:mod:`.tinylm`).
 
 Kept apart from :mod:`helpers.models` (pure functions that import nothing heavy): importing
 this package imports torch.
