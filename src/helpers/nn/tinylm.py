@@ -65,7 +65,7 @@ MODELS = {cfg.name: cfg for cfg in (BOOK_LM, BOOK_DRAFT)}
 
 #: Training settings shared by both models (the draft simply has fewer parameters).
 DEFAULTS = dict(steps=3000, batch=32, seq_len=256, lr=3e-3, min_lr=3e-4, warmup=100,
-                weight_decay=0.1, seed=0, val_fraction=0.05)
+                weight_decay=0.1, seed=0, val_fraction=0.05, eval_every=250)
 
 
 # --- tokens ------------------------------------------------------------------------------------
@@ -227,7 +227,8 @@ def train(cfg: TransformerConfig, data: bytes, *, device: str = "cpu", progress=
     train_tokens, val_tokens = split(data, s["val_fraction"])
     gen = torch.Generator().manual_seed(s["seed"])
     stream = batches(train_tokens, batch=s["batch"], seq_len=s["seq_len"], generator=gen)
-    curve, start = [], time.perf_counter()
+    curve, val_curve, best = [], [], (math.inf, -1, None)
+    start = time.perf_counter()
     steps = range(s["steps"]) if progress is None else progress(range(s["steps"]))
     model.train()
     for step in steps:
@@ -243,7 +244,16 @@ def train(cfg: TransformerConfig, data: bytes, *, device: str = "cpu", progress=
         opt.step()
         if step % 50 == 0 or step == s["steps"] - 1:
             curve.append([step, round(loss.item(), 4)])
+        if (step + 1) % s["eval_every"] == 0 or step == s["steps"] - 1:
+            # Early stopping on held-out text: a small model on a small corpus overfits, so the
+            # weights shipped are those of the step with the lowest validation loss.
+            v = evaluate_loss(model, val_tokens, seq_len=s["seq_len"])
+            val_curve.append([step + 1, round(v, 4)])
+            if v < best[0]:
+                best = (v, step + 1, {k: t.detach().clone() for k, t in model.state_dict().items()})
+            model.train()
     seconds = time.perf_counter() - start
+    model.load_state_dict(best[2])
     with torch.no_grad():  # ship what we measure: round the weights to bf16 before evaluating
         for p in model.parameters():
             p.copy_(p.to(torch.bfloat16).float())
@@ -254,6 +264,7 @@ def train(cfg: TransformerConfig, data: bytes, *, device: str = "cpu", progress=
         "train_bytes": len(train_tokens), "val_bytes": len(val_tokens),
         "settings": s, "tokens_seen": s["steps"] * s["batch"] * s["seq_len"],
         "loss_curve": curve, "final_train_loss": curve[-1][1],
+        "val_curve": val_curve, "best_step": best[1],
         "val_loss_nats_per_byte": val, "val_bits_per_byte": val / math.log(2),
         "train_seconds": seconds, "device": _device_name(device),
         "torch": torch.__version__,
