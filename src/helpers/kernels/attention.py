@@ -49,31 +49,6 @@ __all__ = ["attention_fwd_kernel", "attention", "attention_reference", "default_
 HEAD_DIMS = (16, 32, 64, 128)
 
 
-def _interpreter_scalar_index() -> None:
-    """Let Triton's interpreter use a program id in a loop bound (as compiled Triton does).
-
-    The interpreter holds a program id as a one-element NumPy array and turns it into a loop
-    bound with ``int(array)``, which NumPy 2 refuses for arrays of one dimension. This wraps the
-    interpreter's tensor patch so that a one-element value converts through ``.item()``;
-    0-d values convert as before, so no other kernel is affected.
-    """
-    from triton.runtime import interpreter
-
-    if getattr(interpreter._patch_lang_tensor, "_book_scalar_index", False):
-        return
-    original = interpreter._patch_lang_tensor
-
-    def patched(tensor):
-        original(tensor)
-        tensor.__index__ = lambda self: int(self.handle.data.reshape(-1)[0]) \
-            if self.handle.data.size == 1 else int(self.handle.data)
-
-    patched._book_scalar_index = True
-    interpreter._patch_lang_tensor = patched
-
-
-if INTERPRETED:
-    _interpreter_scalar_index()
 
 
 def default_config(head_dim: int) -> dict:

@@ -39,49 +39,6 @@ import triton.language as tl  # noqa: E402
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 
 
-def _interpreter_fixes() -> None:
-    """Two repairs to Triton's CPU interpreter (Triton 3.5), which this kernel needs there.
-
-    * A loop bounded by a kernel argument (``for k0 in range(0, K, BLOCK_K)``): the interpreter
-      holds a scalar argument as a one-element array and converts it with ``int(array)``, which
-      NumPy 2.4 refuses for arrays of one dimension. The patch converts ``reshape(-1)[0]``.
-    * ``tl.dot`` of bf16 tiles: the interpreter stores bf16 as raw 16-bit integers and
-      multiplies those integers. The patch widens bf16 tiles to fp32 first; a product of two
-      bf16 numbers is exact in fp32, so the result is what the tensor cores compute, up to
-      the order of the fp32 sums.
-
-    Compiled kernels on a GPU are not affected.
-    """
-    import numpy as np
-    from triton.runtime import interpreter
-
-    original = interpreter._patch_lang_tensor
-    if getattr(original, "_book_fixed", False):
-        return
-
-    def patched(tensor):
-        original(tensor)
-        tensor.__index__ = lambda self: int(self.handle.data.reshape(-1)[0])
-
-    patched._book_fixed = True
-    interpreter._patch_lang_tensor = patched
-
-    builder = interpreter.InterpreterBuilder
-    dot = builder.create_dot
-
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        def widen(x):
-            if x.dtype.scalar == tl.bfloat16:
-                data = interpreter._convert_float(x.data, tl.bfloat16, tl.float32, None)
-                return interpreter.TensorHandle(data.view(np.float32), tl.float32)
-            return x
-        return dot(self, widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
-
-    builder.create_dot = create_dot
-
-
-if INTERPRETED:
-    _interpreter_fixes()
 
 __all__ = ["GemmConfig", "gemm_kernel", "matmul", "INTERPRETED", "triton", "tl"]
 
