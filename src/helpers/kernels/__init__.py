@@ -17,7 +17,17 @@ from helpers.bench.sizes import has_cuda as _has_cuda
 if not _has_cuda():
     _os.environ.setdefault("TRITON_INTERPRET", "1")
 
-if _os.environ.get("TRITON_INTERPRET") == "1":
+#: Whether the kernels run through Triton's interpreter (on the CPU) rather than on a GPU.
+INTERPRETED = _os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def triton_device(device: str) -> str:
+    """Where Triton kernels can run for a lab on ``device``: ``device`` itself, except that a CPU
+    run on a machine whose Triton compiles for its GPU (no interpreter) checks them there."""
+    return "cuda" if device == "cpu" and not INTERPRETED else device
+
+
+if INTERPRETED:
     from ._interpreter import apply_fixes as _apply_fixes
 
     _apply_fixes()

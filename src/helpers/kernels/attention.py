@@ -29,26 +29,18 @@ True
 from __future__ import annotations
 
 import math
-import os
 
-from helpers.bench.sizes import has_cuda
-
-if not has_cuda():  # no GPU: run kernels through Triton's interpreter (before triton loads)
-    os.environ["TRITON_INTERPRET"] = "1"
+from helpers.kernels import INTERPRETED  # the package's entrance chose interpreter or GPU
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-#: Whether the kernels run through Triton's interpreter (on the CPU) rather than on a GPU.
-INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 
 __all__ = ["attention_fwd_kernel", "attention", "attention_reference", "default_config",
            "HEAD_DIMS", "INTERPRETED"]
 
 #: Head dimensions the kernel is written for (``tl.arange`` needs a power of two >= 16).
 HEAD_DIMS = (16, 32, 64, 128)
-
-
 
 
 def default_config(head_dim: int) -> dict:

@@ -24,20 +24,12 @@ True
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 
-from helpers.bench.sizes import has_cuda
-
-if not has_cuda():  # no GPU: run kernels through Triton's interpreter (before triton loads)
-    os.environ["TRITON_INTERPRET"] = "1"
+from helpers.kernels import INTERPRETED  # the package's entrance chose interpreter or GPU
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-
-#: Whether the kernels run through Triton's interpreter (on the CPU) rather than on a GPU.
-INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
-
 
 
 __all__ = ["GemmConfig", "gemm_kernel", "matmul", "INTERPRETED", "triton", "tl"]

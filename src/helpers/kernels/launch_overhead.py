@@ -13,20 +13,12 @@ On a machine without a usable CUDA GPU, Triton runs through its interpreter (set
 
 from __future__ import annotations
 
-import os
-
-from helpers.bench import has_cuda
-
-if not has_cuda():
-    os.environ["TRITON_INTERPRET"] = "1"
+from helpers.kernels import INTERPRETED  # the package's entrance chose interpreter or GPU
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 __all__ = ["scale_kernel", "rowsum_kernel", "scale", "rowsum", "compiled_info", "INTERPRETED"]
-
-#: True when the kernels run through Triton's interpreter (no GPU).
-INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 @triton.jit

@@ -40,6 +40,7 @@ from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.roofline import MISSING, fmt
 from helpers.models import gemm as gm
 from helpers.models import roofline
+from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "FULL_SIZES", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES", "GRADE_CONFIG", "sizes",
            "sweep_size", "measure_check", "measure_configs", "measure_sizes", "measure_fp32",
@@ -114,14 +115,6 @@ def _torch_precision(mode: str):
         yield
 
 
-def _triton_device(device: str) -> str:
-    """Where the Triton kernel runs: ``device``, except that a CPU run on a machine whose
-    Triton compiles for its GPU (no interpreter) checks it on that GPU."""
-    from helpers.kernels import gemm as kern
-
-    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
-
-
 def _budget() -> float:
     return pick(small=0.1, full=0.3)
 
@@ -169,7 +162,7 @@ def measure_check(device: str, gen) -> list[dict]:
     float64; C is poisoned with NaN first, so an unwritten element fails."""
     import torch
 
-    tdev = _triton_device(device)
+    tdev = triton_device(device)
     cfg = _cfg(SMALL_CONFIG)
     precs = ("bf16", "fp32", "tf32") if tdev.startswith("cuda") else ("bf16", "fp32")
     rows = []
@@ -493,7 +486,7 @@ def grade_gemm(kernel, device: str | None = None, trials: int = 2) -> Verdict:
     poisoned with NaN, compared with float64."""
     from helpers.kernels.gemm import matmul
 
-    device = _triton_device(device or lab_device())
+    device = triton_device(device or lab_device())
     m, n, k = CHECK_SHAPES[-1]
     cfg = _cfg(SMALL_CONFIG)
     for prec in ("fp32", "bf16"):

@@ -51,6 +51,7 @@ from helpers.bench import bench, pick, sync
 from helpers.labs import core, report
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
            "FULL_TENSOR_BYTES", "SMALL_TENSOR_BYTES", "INTERPRETER_MAX_COLS",
@@ -175,14 +176,6 @@ def _cpu_threads(device: str):
             yield n
 
 
-def _triton_device(device: str) -> str:
-    """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
-    Triton compiles for its GPU (no interpreter) checks them on that GPU."""
-    from helpers.kernels import reduction_softmax as kern
-
-    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
-
-
 def _budget() -> float:
     return pick(small=0.1, full=0.3)
 
@@ -292,7 +285,7 @@ def _check_triton_small(device: str, gen) -> list[dict]:
 
     from helpers.kernels import reduction_softmax as kern
 
-    tdev = _triton_device(device)
+    tdev = triton_device(device)
     out = []
     for dtype_name in DTYPES:
         tol = _tolerance(dtype_name)

@@ -46,6 +46,7 @@ from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import roofline
+from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "sweep_ks",
            "measure_copy", "measure_matmul", "measure_sweep", "run", "reference_or_none",
@@ -130,14 +131,6 @@ def _matmul_precision(mode: str):
             setting.fp32_precision = "ieee"
 
 
-def _triton_device(device: str) -> str:
-    """Where the Triton kernels can run: ``device``, except that a CPU run on a machine whose
-    Triton compiles for its GPU (no interpreter) checks them on that GPU."""
-    from helpers.kernels import roofline as kern
-
-    return "cuda" if device == "cpu" and not kern.INTERPRETED else device
-
-
 def _budget() -> float:
     return pick(small=0.15, full=0.4)
 
@@ -188,7 +181,7 @@ def measure_copy(device: str, gen) -> dict:
         del src, dst
     else:
         n = 3001  # not a multiple of any block: exercises the mask
-        tdev = _triton_device(device)
+        tdev = triton_device(device)
         src, dst = _uniform(n, gen, tdev), torch.empty(n, device=tdev)
         _checked_copy(lambda: kern.triton_copy(src, dst, block=1024, num_warps=4), src, dst,
                       "triton copy (interpreter)")
@@ -258,7 +251,7 @@ def measure_sweep(device: str, gen) -> dict:
 
     cuda = device.startswith("cuda")
     n = pick(small=3001, full=1 << 28) if cuda else 3001
-    x = _uniform(n, gen, _triton_device(device))
+    x = _uniform(n, gen, triton_device(device))
     y = torch.empty_like(x)
     x64 = x.double()  # the float64 reference is computed where x lives
     points = []
@@ -266,7 +259,7 @@ def measure_sweep(device: str, gen) -> dict:
         fn = (lambda k=k: kern.fma_sweep(x, k, y))
         y.fill_(float("nan"))
         fn()
-        sync(_triton_device(device))
+        sync(triton_device(device))
         err = float((y.double() - kern.fma_reference(x64, k)).abs().max())
         tol = 4 * k * 2.0**-24 + 1e-6  # one rounding per FMA, values near 1
         if not err <= tol:  # also catches NaN (unwritten elements)
