@@ -32,6 +32,7 @@ import numpy as np
 
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from .collectives import busbw_factor as _busbw_factor
 
 __all__ = [
     "zero_model_state_bytes_per_rank", "model_state_bytes_per_rank",
@@ -415,7 +416,9 @@ def ring_allreduce_bytes_per_rank(message_bytes: float, n_ranks: int) -> float:
     """
     d = _positive("message_bytes", message_bytes, allow_zero=True)
     n = _positive_int("n_ranks", n_ranks)
-    return 2.0 * (n - 1) / n * d
+    # The bytes a rank sends are nccl-tests' bus-bandwidth factor times the buffer: that is
+    # how the factor is defined (lesson 13), so the one definition serves both.
+    return _busbw_factor("all_reduce", n) * d
 
 
 def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int = 0,
