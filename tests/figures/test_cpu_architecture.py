@@ -16,11 +16,6 @@ from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
-
 
 @pytest.mark.parametrize("make", [cf.opening_animation, cf.structure_diagram])
 def test_svg_is_valid_deterministic_and_theme_aware(make):

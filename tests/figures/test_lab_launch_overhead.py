@@ -12,11 +12,6 @@ from helpers.figures import lab_launch_overhead as fl
 from helpers.models import launch
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 def _result(with_graph: bool) -> dict:
     """A synthetic lab result that follows the model exactly."""

@@ -16,11 +16,6 @@ from helpers.labs.memory_access import predicted_efficiency  # noqa: E402
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 @pytest.mark.parametrize("make", [fig.opening_animation, fig.structure_diagram])
 def test_svg_is_valid_and_deterministic(make):

@@ -19,11 +19,6 @@ from helpers.figures.svg import MUTED, PALETTE, TEXT  # noqa: E402
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 @pytest.mark.parametrize("make", [lf.opening_animation, lf.structure_diagram])
 def test_svg_is_valid_deterministic_and_theme_aware(make):

@@ -16,11 +16,6 @@ from helpers.figures.svg import TEXT
 from helpers.models import stats
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 def _ids(svg: str) -> list[str]:
     return re.findall(r'\bid="([^"]+)"', svg)

@@ -18,11 +18,6 @@ from helpers.models import memory_hierarchy as mh  # noqa: E402
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
-
 
 @pytest.mark.parametrize("make", [mf.opening_animation, mf.structure_diagram])
 def test_svg_is_valid_deterministic_and_theme_aware(make):

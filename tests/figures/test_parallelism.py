@@ -21,11 +21,6 @@ from helpers.sim import pipeline as pipe  # noqa: E402
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 def _texts(fig):
     return ["".join(el.itertext()) for el in ET.fromstring(fig.svg).iter(f"{SVG_NS}text")]

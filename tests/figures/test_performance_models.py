@@ -20,11 +20,6 @@ from helpers.models import amdahl, decode_bandwidth, queueing, roofline  # noqa:
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 def _parse(fig):
     return ET.fromstring(fig.svg)

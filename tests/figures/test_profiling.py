@@ -14,11 +14,6 @@ from helpers.figures.svg import TEXT
 from helpers.profiling import trace as tr
 
 
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
-
 
 def _ids(svg):
     return re.findall(r'\bid="([^"]+)"', svg)

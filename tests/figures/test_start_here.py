@@ -21,11 +21,6 @@ MAKERS = [sh.opening_animation, sh.structure_diagram, sh.bytes_diagram, sh.threa
           sh.replication_animation]
 
 
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
-
 
 @pytest.mark.parametrize("make", MAKERS)
 def test_svg_is_valid_deterministic_and_theme_aware(make):
