@@ -162,3 +162,14 @@ def test_grader_passes_the_model_and_catches_a_factor_without_n_minus_one_over_n
     assert "all_reduce on 1 ranks: got 2, expected 0" in str(wrong)
     raising = lab.grade_busbw_factor(lambda c, p: 1 / 0)
     assert raising.status == "FAIL" and "ZeroDivisionError" in str(raising)
+
+
+def test_describe_and_tables_survive_a_fit_with_no_bandwidth_term():
+    """CI's CPU, oversubscribed, once timed 4 MiB no slower than 4 KiB: the fit's beta is 0,
+    and the description says the bandwidth was not resolved rather than dividing by zero."""
+    res = synthetic_nccl_result()
+    for f in res["measurements"]["runs"][0]["fit"].values():
+        f["beta_s_per_byte"] = 0.0
+    text = lab.describe(res)
+    assert text.count("not resolved") == len(lab.MEASURED)
+    assert all(row["bandwidth_bytes_per_s"] == float("inf") for row in lab.fits(res))

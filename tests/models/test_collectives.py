@@ -203,6 +203,25 @@ def test_fit_of_noisy_times_is_close_and_residuals_show_the_noise():
     assert 0.01 < np.max(np.abs(fit.residuals)) < 0.1
 
 
+def test_fit_of_times_that_shrink_with_size_puts_beta_at_zero_and_refits_alpha():
+    """An oversubscribed CPU can time a large message faster than a small one; the free fit
+    then wants a negative beta. The constrained optimum is beta = 0 with alpha refitted alone,
+    which on relative errors is the harmonic mean of t / c_alpha: an independent oracle."""
+    sizes = np.array([4e3, 1.6e4, 6.4e4, 2.56e5])
+    t = np.array([4e-4, 3.5e-4, 3.0e-4, 2.6e-4])
+    fit = c.fit_alpha_beta(sizes, t, 4)
+    ca = 2 * (4 - 1)
+    assert fit.beta_s_per_byte == 0.0
+    assert fit.alpha_s == pytest.approx(np.sum(1 / t) / np.sum(1 / t ** 2) / ca, rel=1e-12)
+    # no point of the feasible set fits better (grid search around the optimum)
+    def cost(a, b):
+        return np.sum(((ca * a + 2 * 3 / 4 * sizes * b) / t - 1) ** 2)
+    best = cost(fit.alpha_s, 0.0)
+    for a in fit.alpha_s * np.linspace(0.5, 1.5, 21):
+        for b in np.linspace(0, 1e-9, 11):
+            assert cost(a, b) >= best - 1e-15
+
+
 # --- bad input -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", RING)

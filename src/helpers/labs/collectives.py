@@ -366,8 +366,10 @@ def describe(result: dict) -> str:
         for name in MEASURED:
             f = r["fit"][name]
             big = r["collectives"][name][-1]
+            bw = (fmt_rate(1 / f["beta_s_per_byte"], "B/s") if f["beta_s_per_byte"] > 0 else
+                  "not resolved (the times do not grow with size here)")
             lines.append(f"{r['backend']} x{r['ranks']} {name}: alpha {fmt_time(f['alpha_s'])}, "
-                         f"1/beta {fmt_rate(1 / f['beta_s_per_byte'], 'B/s')}; busbw at "
+                         f"1/beta {bw}; busbw at "
                          f"{big['message_bytes']} B {fmt_rate(big['busbw_bytes_per_s'], 'B/s')}")
     return "\n".join(lines)
 

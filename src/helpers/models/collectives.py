@@ -487,8 +487,10 @@ def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_re
     Returns
     -------
     AlphaBetaFit
-        ``(alpha_s, beta_s_per_byte, residuals)``; alpha and beta are clipped at 0 and the
-        residuals are ``model / measured - 1`` per point.
+        ``(alpha_s, beta_s_per_byte, residuals)``; alpha and beta are constrained to be
+        >= 0 (when the free fit gives a negative one, it is set to 0 and the other refitted
+        alone; beta is 0 when the times do not grow with size over the measured range), and
+        the residuals are ``model / measured - 1`` per point.
 
     References
     ----------
@@ -510,8 +512,19 @@ def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_re
         raise ValueError(f"need at least two distinct sizes, got {n.tolist()}")
     ca, cb = _coefficients(collective, p)
     design = np.column_stack([ca / t, cb * n / t])
-    (alpha, beta), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
-    alpha, beta = float(max(alpha, 0.0)), float(max(beta, 0.0))
+    target = np.ones_like(t)
+    (alpha, beta), *_ = np.linalg.lstsq(design, target, rcond=None)
+    if alpha < 0.0 or beta < 0.0:
+        # The constrained optimum lies on an edge: refit the other parameter alone
+        # (one-variable least squares), and keep whichever edge fits better.
+        edges = []
+        for col in (0, 1):
+            x = design[:, col]
+            v = max(float(x @ target / (x @ x)), 0.0)
+            edges.append((float(np.sum((x * v - target) ** 2)), col, v))
+        _, col, v = min(edges)
+        alpha, beta = (v, 0.0) if col == 0 else (0.0, v)
+    alpha, beta = float(alpha), float(beta)
     if alpha == 0.0 and beta == 0.0:
         raise ValueError("no positive alpha or beta fits these times")
     residuals = (ca * alpha + cb * n * beta) / t - 1.0
