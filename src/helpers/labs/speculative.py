@@ -1,0 +1,519 @@
+"""Lab runner: greedy speculative decoding of ``book-lm`` with ``book-draft``.
+
+The book's two small language models (:mod:`helpers.nn.tinylm`) share a byte tokenizer, so the
+smaller one can draft for the larger. One *cycle* (:func:`speculative_generate`):
+
+1. the draft model decodes ``g`` tokens greedily, one step each, from its own KV cache;
+2. the target model scores the last accepted token and the ``g`` drafts in one forward pass
+   (``g + 1`` positions) from its KV cache;
+3. the longest prefix of drafts equal to the target's own argmax is kept, plus the target's
+   token after it (the correction at the first mismatch, or a bonus token if all ``g`` match);
+4. both caches are rolled back by rewinding their positions (the contiguous
+   :class:`~helpers.nn.decoder.KVCache` attends only to positions below the write position, so
+   stale entries beyond it are never read and are overwritten later).
+
+Greedy verification is exact: the output must equal ``book-lm``'s own greedy output
+(:meth:`~helpers.nn.decoder.Decoder.generate`) token for token. The runner checks that on
+several prompts from the validation split before timing anything.
+
+Measured, for draft lengths ``g`` in 1..8: the accepted and tested drafts and the tokens per
+cycle; the time of a whole generation against plain greedy decoding (the speedup); the time of
+one draft step, one target step and one verification pass, whose ratios are the cost ratio ``c``
+and the verification ratio ``v`` of :mod:`helpers.models.speculative`. The acceptance rate is
+also measured once independently of ``g``, *teacher-forced*: the fraction of positions of the
+target's greedy text at which the draft's argmax equals the target's (:func:`agreement`).
+
+Run as ``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`grade_tokens_per_cycle` (the
+grader of the page's exercise), :func:`count_ops` (operators dispatched per step, the
+launch-bound model of ``c``) and the analysis helpers (:func:`sweep_rows`,
+:func:`comparison_rows`, :func:`comparison_table`, :func:`describe`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.grading import Verdict
+from helpers.labs.report import Row, Table
+from helpers.models import speculative as model
+
+__all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "n_prompts", "n_timed_prompts", "prompt_len", "new_tokens",
+           "load_models", "prompts", "speculative_generate", "agreement", "count_ops",
+           "measure_correctness", "measure_steps", "measure_sweep", "run", "reference_or_none",
+           "sweep_rows", "comparison_rows", "comparison_table", "describe",
+           "grade_tokens_per_cycle", "main"]
+
+LAB = "speculative"
+TARGET = "book-lm"
+DRAFT = "book-draft"
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+def draft_lengths() -> list[int]:
+    """Draft lengths ``g`` swept."""
+    return pick(small=[1, 2, 4], full=[1, 2, 3, 4, 5, 6, 7, 8])
+
+
+def n_prompts() -> int:
+    """Prompts from the validation split, all checked for exactness."""
+    return pick(small=2, full=4)
+
+
+def n_timed_prompts() -> int:
+    """How many of them the timed sweep generates from (the first ones)."""
+    return pick(small=1, full=2)
+
+
+def prompt_len() -> int:
+    """Bytes of each prompt."""
+    return pick(small=32, full=64)
+
+
+def new_tokens() -> int:
+    """Tokens generated per prompt."""
+    return pick(small=32, full=256)
+
+
+def _budget() -> float:
+    return pick(small=0.05, full=0.5)
+
+
+def _bench(fn, device: str, name: str, number: int = 1):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.1),
+                 budget_s=_budget(), min_reps=pick(small=3, full=5), number=number, env=False)
+
+
+# --- the models and the prompts ---------------------------------------------------------------
+
+def load_models(device: str):
+    """``(target, draft)``: ``book-lm`` and ``book-draft`` in float32 on ``device``."""
+    import torch
+
+    from helpers.nn import tinylm
+
+    return (tinylm.load(TARGET, device=device, dtype=torch.float32),
+            tinylm.load(DRAFT, device=device, dtype=torch.float32))
+
+
+def prompts(device: str, n: int | None = None, length: int | None = None):
+    """``n`` prompts of ``length`` bytes, evenly spaced through the validation split (each
+    starting after a newline, so it begins a line of prose), as ``(1, length)`` tensors."""
+    from helpers.nn import tinylm
+
+    n = n_prompts() if n is None else n
+    length = prompt_len() if length is None else length
+    if n < 1 or length < 2:
+        raise ValueError(f"need n >= 1 prompts of length >= 2, got n={n}, length={length}")
+    _, val = tinylm.split(tinylm.corpus_bytes())
+    out = []
+    stride = (len(val) - length - 1) // n
+    for i in range(n):
+        start = i * stride
+        nl = (val[start:start + stride - length] == 10).nonzero()
+        if len(nl):
+            start += int(nl[0]) + 1
+        out.append(val[start:start + length].view(1, -1).to(device))
+    return out
+
+
+# --- speculative decoding -------------------------------------------------------------------
+
+def speculative_generate(target, draft, prompt, max_new_tokens: int, draft_len: int,
+                         stats: dict | None = None):
+    """Greedy speculative decoding: ``prompt`` (``(1, P)``) plus ``max_new_tokens`` tokens.
+
+    The output equals ``target.generate(prompt, max_new_tokens)`` (greedy, exact). If ``stats``
+    is a dict it receives ``cycles``, ``proposed``, ``accepted``, ``tested`` (drafts that were
+    compared: accepted ones plus the first rejected one of each cycle) and ``per_cycle``
+    (tokens each cycle produced).
+    """
+    import torch
+
+    from helpers.nn.decoder import KVCache
+
+    if prompt.ndim != 2 or prompt.shape[0] != 1 or prompt.shape[1] < 2:
+        raise ValueError(f"prompt must have shape (1, P) with P >= 2, got {tuple(prompt.shape)}")
+    if draft_len < 1 or max_new_tokens < 1:
+        raise ValueError(f"draft_len and max_new_tokens must be >= 1, got {draft_len}, "
+                         f"{max_new_tokens}")
+    P = prompt.shape[1]
+    room = P + max_new_tokens + draft_len + 1
+    dev = prompt.device
+    with torch.no_grad():
+        cache_t = KVCache(target.cfg, batch=1, max_seq_len=room, device=dev)
+        cache_d = KVCache(draft.cfg, batch=1, max_seq_len=room, device=dev)
+        # Invariant at the start of a cycle: the sequence has n tokens; the target's cache holds
+        # positions 0..n-2 (all but the last token), the draft's holds 0..d_valid-1.
+        target(prompt[:, :-1], cache=cache_t, start_pos=0)
+        draft(prompt[:, :-1], cache=cache_d, start_pos=0)
+        seq = torch.empty(1, room, dtype=prompt.dtype, device=dev)
+        seq[:, :P] = prompt
+        n, d_valid = P, P - 1
+        cycles = accepted = tested = 0
+        per_cycle = []
+        while n < P + max_new_tokens:
+            # 1. draft g tokens (the first step also catches the draft's cache up: 1 or 2 tokens)
+            logits = draft(seq[:, d_valid:n], cache=cache_d, start_pos=d_valid)
+            drafts = [logits[:, -1].argmax(-1, keepdim=True)]
+            for i in range(1, draft_len):
+                logits = draft(drafts[-1], cache=cache_d, start_pos=n + i - 1)
+                drafts.append(logits[:, -1].argmax(-1, keepdim=True))
+            proposal = torch.cat(drafts, dim=1)  # (1, g)
+            # 2. verify: the last token and the g drafts in one pass of the target
+            block = torch.cat([seq[:, n - 1:n], proposal], dim=1)
+            choice = target(block, cache=cache_t, start_pos=n - 1).argmax(-1)  # (1, g + 1)
+            # 3. keep the agreeing prefix and the target's next token (one host sync per cycle)
+            match = (proposal == choice[:, :-1])[0].tolist()
+            k = match.index(False) if False in match else draft_len
+            seq[:, n:n + k] = proposal[:, :k]
+            seq[:, n + k] = choice[0, k]
+            # 4. roll back: rewind the positions (stale cache entries are never read)
+            d_valid = n + min(k, draft_len - 1)
+            n += k + 1
+            cycles += 1
+            accepted += k
+            tested += k + (k < draft_len)
+            per_cycle.append(k + 1)
+    if stats is not None:
+        stats.update(cycles=cycles, proposed=cycles * draft_len, accepted=accepted,
+                     tested=tested, per_cycle=per_cycle)
+    return seq[:, :P + max_new_tokens]
+
+
+def agreement(target, draft, tokens) -> tuple[float, int]:
+    """Teacher-forced acceptance rate of greedy drafting on ``tokens`` (``(1, T)``): the
+    fraction of positions at which the draft's argmax equals the target's, given the same
+    prefix. Returns ``(rate, positions)``."""
+    import torch
+
+    with torch.no_grad():
+        a = target(tokens).argmax(-1)
+        b = draft(tokens).argmax(-1)
+    same = (a == b)[0]
+    return float(same.float().mean()), int(same.numel())
+
+
+def count_ops(fn: Callable[[], object]) -> int:
+    """Operators (aten calls) that ``fn()`` dispatches: on a launch-bound GPU each costs about
+    the same host and launch time whatever its size, so their ratio models ``c``."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class _Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            _Count.n += 1
+            return func(*args, **(kwargs or {}))
+
+    with _Count():
+        fn()
+    return _Count.n
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict:
+    """Speculative output against ``target.generate`` for every prompt and draft length, and
+    the teacher-forced agreement on the target's greedy text."""
+    import torch
+
+    cases, rates, positions = [], [], 0
+    for i, p in enumerate(prompt_list):
+        with torch.no_grad():
+            ref = target.generate(p, n_new)
+        r, npos = agreement(target, draft, ref[:, :-1])
+        rates.append(r * npos)
+        positions += npos
+        for g in lengths:
+            out = speculative_generate(target, draft, p, n_new, g)
+            diff = (out != ref)[0].nonzero()
+            first = int(diff[0]) if len(diff) else None
+            cases.append({"prompt": i, "draft_len": g, "identical": first is None,
+                          "first_difference": first})
+    return {"cases": cases, "identical": all(c["identical"] for c in cases),
+            "alpha_teacher_forced": sum(rates) / positions, "positions": positions}
+
+
+def measure_steps(target, draft, prompt, device: str, lengths) -> dict:
+    """Time of one decode step of each model, of the target's verification pass over
+    ``g + 1`` tokens, and the operators each dispatches; at the middle of a generation."""
+    import torch
+
+    from helpers.nn.decoder import KVCache
+
+    P = prompt.shape[1]
+    pos = P + new_tokens() // 2
+    room = pos + max(lengths) + 2
+    gen = torch.Generator().manual_seed(19)
+    history = torch.randint(32, 127, (1, pos), generator=gen).to(device)  # printable bytes
+    history[:, :P] = prompt
+    out = {}
+    with torch.no_grad():
+        caches = {}
+        for name, m in (("target", target), ("draft", draft)):
+            caches[name] = KVCache(m.cfg, batch=1, max_seq_len=room, device=device)
+            m(history, cache=caches[name], start_pos=0)
+        tok = history[:, -1:]
+        for name, m in (("draft", draft), ("target", target)):
+            fn = (lambda m=m, c=caches[name]: m(tok, cache=c, start_pos=pos))
+            ref = m(history[:, -1:].clone(), cache=caches[name], start_pos=pos)
+            r = _bench(fn, device, f"{name}_step", number=pick(small=5, full=20))
+            if not torch.allclose(fn(), ref, rtol=1e-5, atol=1e-5):
+                raise RuntimeError(f"the {name} step does not repeat its own result")
+            out[name] = {"bench": summarize(r), "ops": count_ops(fn) if device == "cpu"
+                         else _ops_on_cpu(m, name, history, pos)}
+        verify = {}
+        for g in progress(lengths, desc="verify passes"):
+            block = history[:, -1:].repeat(1, g + 1)
+            fn = (lambda b=block: target(b, cache=caches["target"], start_pos=pos))
+            verify[str(g)] = summarize(_bench(fn, device, f"verify_{g}",
+                                              number=pick(small=5, full=20)))
+        out["verify"] = verify
+    t, d = out["target"]["bench"]["median_s"], out["draft"]["bench"]["median_s"]
+    out["cost_ratio"] = d / t
+    out["ops_ratio"] = out["draft"]["ops"] / out["target"]["ops"]
+    out["verify_ratio"] = {g: v["median_s"] / t for g, v in verify.items()}
+    out["position"] = pos
+    return out
+
+
+def _ops_on_cpu(m, name: str, history, pos: int) -> int:
+    """Operators of one decode step, counted on a CPU copy (dispatch is the same)."""
+    import copy
+
+    from helpers.nn.decoder import KVCache
+
+    mc = copy.deepcopy(m).to("cpu")
+    h = history.to("cpu")
+    cache = KVCache(mc.cfg, batch=1, max_seq_len=pos + 2)
+    mc(h, cache=cache, start_pos=0)
+    return count_ops(lambda: mc(h[:, -1:], cache=cache, start_pos=pos))
+
+
+def measure_sweep(target, draft, prompt_list, device: str, n_new: int, lengths) -> dict:
+    """Plain greedy decoding and speculative decoding at each draft length: time per
+    generation (median over repetitions, summed over the prompts) and the cycle statistics."""
+    import torch
+
+    def plain_fn(p):
+        return lambda: target.generate(p, n_new)
+
+    refs = []
+    plain = []
+    with torch.no_grad():
+        for i, p in enumerate(prompt_list):
+            ref = target.generate(p, n_new)
+            refs.append(ref)
+            plain.append(summarize(_bench(plain_fn(p), device, f"plain_{i}")))
+    points = []
+    for g in progress(lengths, desc="draft lengths"):
+        stats_all = {"cycles": 0, "proposed": 0, "accepted": 0, "tested": 0, "per_cycle": []}
+        benches = []
+        for i, p in enumerate(prompt_list):
+            st: dict = {}
+            out = speculative_generate(target, draft, p, n_new, g, stats=st)
+            if not torch.equal(out, refs[i]):
+                raise RuntimeError(f"speculative output differs from greedy at g={g}, prompt {i}")
+            for key in ("cycles", "proposed", "accepted", "tested"):
+                stats_all[key] += st[key]
+            stats_all["per_cycle"] += st["per_cycle"]
+            fn = (lambda p=p: speculative_generate(target, draft, p, n_new, g))
+            benches.append(summarize(_bench(fn, device, f"spec_{g}_{i}")))
+        per_cycle = stats_all.pop("per_cycle")
+        hist = [per_cycle.count(k) for k in range(1, g + 2)]
+        spec_s = sum(b["median_s"] for b in benches)
+        plain_s = sum(b["median_s"] for b in plain)
+        points.append({"draft_len": g, **stats_all, "tokens_per_cycle_hist": hist,
+                       "tokens_per_cycle": sum(per_cycle) / len(per_cycle),
+                       "alpha_tested": stats_all["accepted"] / stats_all["tested"],
+                       "spec_s": spec_s, "plain_s": plain_s, "speedup": plain_s / spec_s,
+                       "spread": max(b["spread"] for b in benches + plain), "bench": benches})
+    return {"plain": plain, "points": points}
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict.
+
+    On a CPU the run uses one thread: these models are so small that a second thread only
+    adds synchronization, and on a shared machine a busy neighbour core stalls every operator
+    (measured: 20x slower generations with two threads on a loaded 2-core runner)."""
+    import torch
+
+    device = device or lab_device()
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        return _run(device)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(device: str) -> dict:
+    import torch
+
+    torch.manual_seed(0)
+    lengths = draft_lengths()
+    result = new_result(LAB, device, target=TARGET, draft=DRAFT, draft_lengths=lengths,
+                        n_prompts=n_prompts(), n_timed_prompts=n_timed_prompts(),
+                        prompt_len=prompt_len(), new_tokens=new_tokens(), budget_s=_budget(),
+                        dtype="float32", batch=1, decoding="greedy",
+                        cpu_threads=torch.get_num_threads() if device == "cpu" else None)
+    target, draft = load_models(device)
+    result["settings"].update(target_parameters=target.num_parameters(),
+                              draft_parameters=draft.num_parameters(),
+                              target_layers=target.cfg.n_layers, draft_layers=draft.cfg.n_layers)
+    plist = prompts(device)
+    m = result["measurements"]
+    m["correctness"] = measure_correctness(target, draft, plist, new_tokens(), lengths)
+    if not m["correctness"]["identical"]:
+        bad = [c for c in m["correctness"]["cases"] if not c["identical"]]
+        raise RuntimeError(f"speculative decoding differs from greedy decoding: {bad[:3]}")
+    m["steps"] = measure_steps(target, draft, plist[0], device, lengths)
+    m["sweep"] = measure_sweep(target, draft, plist[:n_timed_prompts()], device, new_tokens(),
+                               lengths)
+    sync(device)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis (the page's tables and plots) -------------------------------------------------
+
+def sweep_rows(result: dict) -> list[dict]:
+    """Per draft length: measured and predicted tokens per cycle and speedup.
+
+    Predictions use the teacher-forced acceptance rate (``alpha``), the measured cost ratio
+    ``c`` and either the paper's ``v = 1`` (``speedup_model``) or the measured verification
+    ratio (``speedup_model_v``)."""
+    m = result["measurements"]
+    a = m["correctness"]["alpha_teacher_forced"]
+    c = m["steps"]["cost_ratio"]
+    t_target = m["steps"]["target"]["bench"]["median_s"]
+    t_draft = m["steps"]["draft"]["bench"]["median_s"]
+    n_tok = len(m["sweep"]["plain"]) * result["settings"]["new_tokens"]
+    rows = []
+    for p in m["sweep"]["points"]:
+        g = p["draft_len"]
+        v = m["steps"]["verify_ratio"][str(g)]
+        rows.append({
+            "draft_len": g, "alpha": a, "alpha_tested": p["alpha_tested"], "c": c, "v": v,
+            "tokens_per_cycle": p["tokens_per_cycle"],
+            "tokens_model": model.expected_tokens_per_cycle(a, g),
+            "speedup": p["speedup"],
+            "speedup_model": model.speedup(a, g, c),
+            "speedup_model_v": model.speedup(a, g, c, v),
+            "speedup_model_measured_n": p["tokens_per_cycle"] / model.cycle_cost(g, c, v),
+            # evidence for the gap: a cycle's measured time against the sum of its parts
+            "cycle_s": p["spec_s"] / p["cycles"],
+            "cycle_parts_s": g * t_draft + v * t_target,
+            "plain_token_s": p["plain_s"] / n_tok, "target_step_s": t_target,
+        })
+    return rows
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
+    """Model | H200 | yours rows: tokens per cycle and speedup per draft length, and ``c``.
+
+    Model values use each run's own measured acceptance rate and cost ratio (H200's when
+    there is a reference, else the reader's); the model of ``c`` is the ratio of operators
+    dispatched per step (the launch-bound limit)."""
+    base = ref or mine
+    if base is None:
+        return []
+    r_ref = {r["draft_len"]: r for r in sweep_rows(ref)} if ref else {}
+    r_mine = {r["draft_len"]: r for r in sweep_rows(mine)} if mine else {}
+    rows = []
+    for g in sorted(set(r_ref) | set(r_mine)):
+        a, b = r_ref.get(g, {}), r_mine.get(g, {})
+        src = a or b
+        rows.append(Row(f"tokens per cycle g={g}", "tokens", 1.0, model=src["tokens_model"],
+                        h200=a.get("tokens_per_cycle"), yours=b.get("tokens_per_cycle")))
+    for g in sorted(set(r_ref) | set(r_mine)):
+        a, b = r_ref.get(g, {}), r_mine.get(g, {})
+        src = a or b
+        rows.append(Row(f"speedup g={g}", "x", 1.0, model=src["speedup_model"],
+                        h200=a.get("speedup"), yours=b.get("speedup")))
+    st_ref = ref["measurements"]["steps"] if ref else {}
+    st_mine = mine["measurements"]["steps"] if mine else {}
+    rows.append(Row("cost ratio c", "-", 1.0, model=(st_ref or st_mine)["ops_ratio"],
+                    h200=st_ref.get("cost_ratio"), yours=st_mine.get("cost_ratio")))
+    return rows
+
+
+def comparison_table(ref: dict | None, mine: dict | None) -> Table:
+    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
+    rows = comparison_rows(ref, mine) or [Row("no measurement yet", "-", 1.0)]
+    return Table("Speculative decoding of book-lm with book-draft", rows,
+                 yours_label="yours" if mine is not None else None)
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result."""
+    m = result["measurements"]
+    st = m["steps"]
+    lines = [
+        f"exact: {m['correctness']['identical']} on {len(m['correctness']['cases'])} "
+        f"(prompt, g) cases; teacher-forced acceptance {m['correctness']['alpha_teacher_forced']:.3f}",
+        f"target step {st['target']['bench']['median_s'] * 1e3:.3g} ms, draft step "
+        f"{st['draft']['bench']['median_s'] * 1e3:.3g} ms: c = {st['cost_ratio']:.3f} "
+        f"(operators ratio {st['ops_ratio']:.3f})",
+    ]
+    for r in sweep_rows(result):
+        lines.append(f"g={r['draft_len']}: tokens/cycle {r['tokens_per_cycle']:.2f} "
+                     f"(model {r['tokens_model']:.2f}), speedup {r['speedup']:.2f} "
+                     f"(model {r['speedup_model']:.2f}, with measured v {r['speedup_model_v']:.2f})")
+    return "\n".join(lines)
+
+
+# --- grading --------------------------------------------------------------------------------
+
+_GRID = [(a, g) for a in (0.0, 0.3, 0.6, 0.8, 0.95, 1.0) for g in (0, 1, 2, 5, 8)]
+
+
+def grade_tokens_per_cycle(fn: Callable[[float, int], float]) -> Verdict:
+    """Check a reader's ``fn(acceptance, draft_len)`` against equation (eq-qs-tokens) on a grid
+    of acceptance rates (0 and 1 included) and draft lengths (0 included), and against a
+    Monte Carlo of the cycle at one point."""
+    from helpers.sim.speculative import simulate_cycles
+
+    name = "expected tokens per cycle"
+    for a, g in _GRID:
+        try:
+            got = float(fn(a, g))
+        except Exception as exc:  # the reader's code crashed: that is the verdict
+            return Verdict(name, "FAIL", [f"raised {type(exc).__name__} at acceptance={a}, "
+                                          f"draft_len={g}: {exc}"])
+        want = model.expected_tokens_per_cycle(a, g)
+        if not math.isfinite(got) or abs(got - want) > 1e-9 * max(1.0, want):
+            hint = ""
+            if a == 1.0:
+                hint = " (at acceptance 1 every draft passes: g + 1 tokens)"
+            elif g == 0:
+                hint = " (with no drafts a cycle is one plain step: 1 token)"
+            return Verdict(name, "FAIL", [f"at acceptance={a}, draft_len={g} it gives {got:.6g}, "
+                                          f"the cycle yields {want:.6g} on average{hint}"])
+    sim = float(simulate_cycles(0.8, 5, 200_000, seed=7).mean())
+    if abs(float(fn(0.8, 5)) - sim) > 0.02:
+        return Verdict(name, "FAIL", ["disagrees with a Monte Carlo of the cycle at 0.8, 5"])
+    return Verdict(name, "PASS", [f"matches the capped geometric mean on {len(_GRID)} "
+                                  "points and a Monte Carlo of the cycle"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m helpers.labs.speculative --out DIR``."""
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()
