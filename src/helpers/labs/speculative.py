@@ -44,9 +44,9 @@ from helpers.labs.report import Row, Table
 from helpers.models import speculative as model
 
 __all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "n_prompts", "n_timed_prompts", "prompt_len", "new_tokens",
-           "load_models", "prompts", "speculative_generate", "agreement", "count_ops",
+           "load_models", "prompts", "model_inputs", "speculative_generate", "agreement", "count_ops",
            "measure_correctness", "measure_steps", "measure_sweep", "run", "reference_or_none",
-           "sweep_rows", "comparison_rows", "comparison_table", "describe",
+           "sweep_rows", "reference_numbers", "comparison_rows", "comparison_table", "describe",
            "grade_tokens_per_cycle", "main"]
 
 LAB = "speculative"
@@ -187,16 +187,18 @@ def speculative_generate(target, draft, prompt, max_new_tokens: int, draft_len: 
     return seq[:, :P + max_new_tokens]
 
 
-def agreement(target, draft, tokens) -> tuple[float, int]:
+def agreement(target, draft, tokens, start: int = 0) -> tuple[float, int]:
     """Teacher-forced acceptance rate of greedy drafting on ``tokens`` (``(1, T)``): the
-    fraction of positions at which the draft's argmax equals the target's, given the same
-    prefix. Returns ``(rate, positions)``."""
+    fraction of positions ``start..T-1`` at which the draft's argmax equals the target's, given
+    the same prefix. Returns ``(rate, positions)``."""
     import torch
 
+    if not 0 <= start < tokens.shape[1]:
+        raise ValueError(f"start must lie in [0, {tokens.shape[1]}), got {start}")
     with torch.no_grad():
         a = target(tokens).argmax(-1)
         b = draft(tokens).argmax(-1)
-    same = (a == b)[0]
+    same = (a == b)[0, start:]
     return float(same.float().mean()), int(same.numel())
 
 
@@ -219,6 +221,40 @@ def count_ops(fn: Callable[[], object]) -> int:
 
 # --- measurements ---------------------------------------------------------------------------
 
+def model_inputs(device: str = "cpu") -> dict:
+    """What the page's prediction needs, measured from the models, not the machine: the
+    teacher-forced acceptance rate on the target's greedy continuations of the lab's prompts,
+    the operators each model dispatches per decode step, and their sizes."""
+    import torch
+
+    from helpers.nn.decoder import KVCache
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        target, draft = load_models(device)
+        rates, positions = 0.0, 0
+        for p in prompts(device):
+            with torch.no_grad():
+                ref = target.generate(p, new_tokens())
+            r, n = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
+            rates += r * n
+            positions += n
+        ops = {}
+        for name, m in (("target", target), ("draft", draft)):
+            cache = KVCache(m.cfg, batch=1, max_seq_len=8)
+            tok = torch.tensor([[65]])
+            with torch.no_grad():
+                m(tok, cache=cache, start_pos=0)
+                ops[name] = count_ops(lambda: m(tok, cache=cache, start_pos=1))
+    finally:
+        torch.set_num_threads(threads)
+    return {"alpha": rates / positions, "positions": positions, "ops_target": ops["target"],
+            "ops_draft": ops["draft"], "ops_ratio": ops["draft"] / ops["target"],
+            "params_target": target.num_parameters(), "params_draft": draft.num_parameters(),
+            "layers_target": target.cfg.n_layers, "layers_draft": draft.cfg.n_layers}
+
+
 def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict:
     """Speculative output against ``target.generate`` for every prompt and draft length, and
     the teacher-forced agreement on the target's greedy text."""
@@ -228,7 +264,8 @@ def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict
     for i, p in enumerate(prompt_list):
         with torch.no_grad():
             ref = target.generate(p, n_new)
-        r, npos = agreement(target, draft, ref[:, :-1])
+        # the positions whose next token is generated: P-1 .. P+n_new-2
+        r, npos = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
         rates.append(r * npos)
         positions += npos
         for g in lengths:
@@ -456,6 +493,40 @@ def comparison_table(ref: dict | None, mine: dict | None) -> Table:
     rows = comparison_rows(ref, mine) or [Row("no measurement yet", "-", 1.0)]
     return Table("Speculative decoding of book-lm with book-draft", rows,
                  yours_label="yours" if mine is not None else None)
+
+
+PENDING = "(not measured yet)"
+
+
+def reference_numbers(ref: dict | None) -> dict[str, str]:
+    """The H200 numbers the page's prose quotes, formatted (``PENDING`` while unmeasured):
+    acceptance, tokens per cycle and speedup at g = 4 against the model, step times, the
+    verification ratio, a cycle's time against its parts, and the best draft length."""
+    from helpers import units
+
+    rows = sweep_rows(ref) if ref is not None else []
+    by_g = {r["draft_len"]: r for r in rows}
+    r4 = by_g.get(4)
+    best = max(rows, key=lambda r: r["speedup"]) if rows else None
+    st = ref["measurements"]["steps"] if ref is not None else None
+    values = {
+        "alpha": (rows[0]["alpha"] if rows else None, ".3f"),
+        "n4": (r4 and r4["tokens_per_cycle"], ".2f"),
+        "n4_model": (r4 and r4["tokens_model"], ".2f"),
+        "alpha4": (r4 and r4["alpha_tested"], ".3f"),
+        "c": (st and st["cost_ratio"], ".3f"),
+        "t_target_us": (st and st["target"]["bench"]["median_s"] / units.us, ".0f"),
+        "t_draft_us": (st and st["draft"]["bench"]["median_s"] / units.us, ".0f"),
+        "v4": (r4 and r4["v"], ".2f"),
+        "s4": (r4 and r4["speedup"], ".2f"),
+        "s4_model": (r4 and r4["speedup_model"], ".2f"),
+        "s4_model_v": (r4 and r4["speedup_model_v"], ".2f"),
+        "cycle_us": (r4 and r4["cycle_s"] / units.us, ".0f"),
+        "parts_us": (r4 and r4["cycle_parts_s"] / units.us, ".0f"),
+        "best_g": (best and best["draft_len"], "d"),
+        "best_s": (best and best["speedup"], ".2f"),
+    }
+    return {k: PENDING if v is None else format(v, fmt) for k, (v, fmt) in values.items()}
 
 
 def describe(result: dict) -> str:
