@@ -109,29 +109,26 @@ def test_cgroup_cpu_max_default_has_the_kernel_format():
     assert quota == "max" and int(period) > 0
 
 
+_LAYERS = {"x": {"name": "X", "set": "s", "who": "w"}}
+
+
+def _one(**change) -> dict:
+    """A controls file with one setting, good but for ``change``."""
+    good = dict(name="a", layer="x", set="s", who="w", scope="process", trades="T.",
+                page="sec-map", source="https://x.org/")
+    return {"layers": _LAYERS, "settings": [{**good, **change}]}
+
+
 @pytest.mark.parametrize("bad, match", [
     ({"layers": {}}, "exactly two keys"),
     ({"layers": {"x": {"name": "X"}}, "settings": []}, "needs exactly"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [{"name": "a", "layer": "x"}]}, "needs"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="y", set="s", who="w", scope="process", trades="T.",
-                        page="sec-map", source="https://x.org/")]}, "unknown layer"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="x", set="s", who="w", scope="planet", trades="T.",
-                        page="sec-map", source="https://x.org/")]}, "scope"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="x", set="s", who="w", scope="process", trades="T.",
-                        page="sec-nowhere", source="https://x.org/")]}, "not on the map"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="x", set="s", who="w", scope="process", trades="T.",
-                        page="sec-map", source="http://x.org/")]}, "https"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="x", set="s", who="w", scope="process", trades="T.",
-                        page="sec-map", source="https://x.org/")] * 2}, "twice"),
-    ({"layers": {"x": {"name": "X", "set": "s", "who": "w"}},
-      "settings": [dict(name="a", layer="x", set="s", who=" ", scope="process", trades="T.",
-                        page="sec-map", source="https://x.org/")]}, "empty"),
+    ({"layers": _LAYERS, "settings": [{"name": "a", "layer": "x"}]}, "needs"),
+    (_one(layer="y"), "unknown layer"),
+    (_one(scope="planet"), "scope"),
+    (_one(page="sec-nowhere"), "not on the map"),
+    (_one(source="http://x.org/"), "https"),
+    ({"layers": _LAYERS, "settings": _one()["settings"] * 2}, "twice"),
+    (_one(who=" "), "empty"),
 ])
 def test_bad_controls_are_rejected(tmp_path, bad, match):
     path = tmp_path / "c.yml"

@@ -8,7 +8,7 @@ and how far one change reaches.
 from __future__ import annotations
 
 from ..book_controls import SCOPE_LABELS, SCOPES, anchor, by_layer, load_controls
-from .book_map import _chip, _wrap
+from .book_map import _chip, _layout, _wrap
 from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["layers_diagram", "LAYER_COLORS"]
@@ -26,18 +26,6 @@ def _text_w(text: str) -> float:
                3.6 if ch == " " else 4.4 if ch in ".,:()-=" else 7.0 for ch in text)
 
 
-def _place(items: list[tuple[str, str]], x0: float, width: float, gap: float = 6):
-    """Place chips in rows (as :func:`helpers.figures.book_map._layout`, with wider capitals)."""
-    placed, x, row = [], x0, 0
-    for text, link in items:
-        w = _text_w(text) + 20
-        if x + w > x0 + width and x > x0:
-            x, row = x0, row + 1
-        placed.append((x, row, w, text, link))
-        x += w + gap
-    return placed, row + 1
-
-
 def layers_diagram() -> Figure:
     """The owning layers, top of the stack first, each holding a chip for every setting it owns.
 
@@ -50,7 +38,7 @@ def layers_diagram() -> Figure:
     bands = []
     for key, settings in groups.items():
         items = [(s["name"], "#" + anchor(data["layers"][key]["name"])) for s in settings]
-        chips, rows = _place(items, label_w + 12, width - label_w - 24)
+        chips, rows = _layout(items, label_w + 12, width - label_w - 24, measure=_text_w)
         bands.append((key, settings, chips, max(rows * (row_h + 4) + 2 * pad, 70.0)))
     height = sum(h for *_, h in bands) + 6 * len(bands) + 44
     c = Canvas(width, height, "Who owns each setting", uid="ctl-layers",
