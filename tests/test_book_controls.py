@@ -57,20 +57,25 @@ def test_page_is_in_the_toc_after_the_checklist_and_on_the_map():
     assert "{ref}`sec-control-ownership`" in checklist
 
 
-def test_markdown_has_one_table_per_layer_and_a_row_per_setting():
+def test_markdown_has_one_section_per_layer_and_an_entry_per_setting():
     data = book_controls.load_controls()
     text = str(book_controls.controls_markdown())
     heads = re.findall(r"^## (.+)$", text, re.M)
     assert heads == [layer["name"] for layer in data["layers"].values()]
-    rows = [r for r in text.splitlines()
-            if r.startswith("| ") and not r.startswith(("| Setting", "| ---"))]
-    assert len(rows) == len(data["settings"])
-    assert all(r.count(" | ") == 6 for r in rows)  # seven cells: no stray pipe split a row
+    # a definition-list entry: the bold name, then three definitions (how/who/reach, trades, links)
+    entries = re.findall(r"^\*\*(.+)\*\*\n: \*\*How:\*\* .+\n: .+\n: Taught in .+$", text, re.M)
+    assert [e.strip("`") for e in entries] == [s["name"] for s in by_layer_order(data)]
     toc, pages = book_map.built_pages(), book_map.load_map()
     for label in re.findall(r"<(sec-[\w-]+)>`", text):
         assert book_map.is_written(label, pages, toc)
     for s in data["settings"]:
-        assert s["name"] in text and s["source"] in text
+        assert f"[documentation]({s['source']})" in text
+        if "default" in s:
+            assert f"Default: {s['default']}." in text
+
+
+def by_layer_order(data: dict) -> list[dict]:
+    return [s for group in book_controls.by_layer(data).values() for s in group]
 
 
 def test_anchor_matches_the_ids_sphinx_gives_the_section_titles():
@@ -82,7 +87,8 @@ def test_anchor_matches_the_ids_sphinx_gives_the_section_titles():
 # --- the stated defaults against an independent reading --------------------------------------
 
 def _default(name: str) -> str:
-    return next(s for s in book_controls.load_controls()["settings"] if s["name"] == name)["default"]
+    settings = book_controls.load_controls()["settings"]
+    return next(s for s in settings if s["name"] == name)["default"]
 
 
 def test_pytorch_defaults_match_the_installed_torch():

@@ -98,26 +98,23 @@ def _link(label: str, pages: dict, toc: list[str]) -> str:
     return f"{page['short']} *(to come)*"
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def controls_markdown(root: str | Path | None = None) -> Markdown:
-    """The settings as MyST markdown: one section and table per layer, top of the stack first."""
+    """The settings as MyST markdown: one section per layer, top of the stack first, and in it
+    one definition-list entry per setting (how to set it, who may, its reach; what it trades;
+    the page that teaches it and the documentation)."""
     data, pages, toc = load_controls(), load_map(), built_pages(root or ROOT)
     out = []
     for key, settings in by_layer(data).items():
         layer = data["layers"][key]
         out.append(f"## {layer['name']}\n")
         out.append(f"*Set with {layer['set']}; usually by {layer['who']}.*\n")
-        out.append("| Setting | How to set it | Who may | Reach | What it trades | Taught in "
-                   "| Docs |")
-        out.append("| --- | --- | --- | --- | --- | --- | --- |")
         for s in settings:
-            trades = s["trades"] + (f" Default: {s['default']}." if "default" in s else "")
             name = s["name"] if " " in s["name"] else f"`{s['name']}`"  # a flag, variable or API
-            out.append("| " + " | ".join(_cell(c) for c in (
-                name, s["set"], s["who"], SCOPE_LABELS[s["scope"]], trades,
-                _link(s["page"], pages, toc), f"[docs]({s['source']})")) + " |")
-        out.append("")
+            default = f" Default: {s['default']}." if "default" in s else ""
+            out.append(f"**{name}**")
+            out.append(f": **How:** {s['set']} · **Who:** {s['who']} · **Reach:** "
+                       f"{SCOPE_LABELS[s['scope']]}")
+            out.append(f": {s['trades']}{default}")
+            out.append(f": Taught in {_link(s['page'], pages, toc)} · "
+                       f"[documentation]({s['source']})\n")
     return Markdown("\n".join(out))

@@ -9,7 +9,7 @@ from helpers.figures import control_ownership as fig
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-def test_every_setting_is_a_chip_linking_to_its_layers_table():
+def test_every_setting_is_a_chip_linking_to_its_layers_section():
     data = book_controls.load_controls()
     svg = fig.layers_diagram().svg
     root = ET.fromstring(svg)

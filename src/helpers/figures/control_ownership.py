@@ -1,7 +1,7 @@
 """The control-ownership diagram: the layers of software that own a setting, each with its settings.
 
 Generated from :mod:`helpers.book_controls` (``book_controls.yml``). Each setting is a chip that
-links to its layer's table on the appendix page; beside each layer, who may change its settings
+links to its layer's section of the appendix page; beside each layer, who may change its settings
 and how far one change reaches.
 """
 
@@ -61,5 +61,8 @@ def layers_diagram() -> Figure:
             _chip(c, x, y + pad + row * (row_h + 4), w, row_h, text, color, link)
         y += h + 6
     c.text(width / 2, y + 10, "Top: set per program by its author. Bottom: set per machine, "
-           "often only by root. Each chip links to its layer's table.", size=11, fill=MUTED)
-    return c.figure()
+           "often only by root. Each chip links to its layer's section.", size=11, fill=MUTED)
+    fig = c.figure()
+    # Chips link within the page; an underline would hide the underscores of their names.
+    return Figure(svg=fig.svg.replace('<a href="#', '<a style="text-decoration:none" href="#'),
+                  title=fig.title, animated=fig.animated)
