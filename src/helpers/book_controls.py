@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from .book_map import ROOT, Markdown, built_pages, is_written, load_map
+from .book_map import ROOT, Markdown, _item, built_pages, load_map
 
 __all__ = ["CONTROLS_PATH", "SCOPES", "SCOPE_LABELS", "FIELDS", "OPTIONAL_FIELDS", "load_controls",
            "by_layer", "anchor", "controls_markdown"]
@@ -91,13 +91,6 @@ def anchor(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
-def _link(label: str, pages: dict, toc: list[str]) -> str:
-    page = pages["pages"][label]
-    if is_written(label, pages, toc):
-        return f"{{ref}}`{page['short']} <{label}>`"
-    return f"{page['short']} *(to come)*"
-
-
 def controls_markdown(root: str | Path | None = None) -> Markdown:
     """The settings as MyST markdown: one section per layer, top of the stack first, and in it
     one definition-list entry per setting (how to set it, who may, its reach; what it trades;
@@ -115,6 +108,6 @@ def controls_markdown(root: str | Path | None = None) -> Markdown:
             out.append(f": **How:** {s['set']} · **Who:** {s['who']} · **Reach:** "
                        f"{SCOPE_LABELS[s['scope']]}")
             out.append(f": {s['trades']}{default}")
-            out.append(f": Taught in {_link(s['page'], pages, toc)} · "
+            out.append(f": Taught in {_item(s['page'], pages, toc)} · "
                        f"[documentation]({s['source']})\n")
     return Markdown("\n".join(out))
