@@ -146,6 +146,8 @@ def test_download_menu_offers_the_executed_notebook_with_outputs(built, which):
     assert any("42" in "".join(o.get("text", "")) for o in outputs), outputs
     # The plain page offers its source only.
     assert not any(h.endswith(".ipynb") for h in _hrefs(html / "intro.html"))
+    # _ext/offline_assets drops the theme's unused icon script from every written page.
+    assert not [p for p in html.rglob("*.html") if "fontawesome.js" in p.read_text(encoding="utf-8")]
 
 
 def test_repository_options_validate_and_pick_providers():
