@@ -3,8 +3,9 @@
 * **Download with outputs.** The theme's download menu offers the page's source (``.md``) and a
   print dialog. Every page that executes also gets its executed notebook, the one the page was
   rendered from (``_build/jupyter_execute/<page>.ipynb``: outputs, figures and the explorers'
-  widget state), copied beside the source under ``_sources/`` and listed in the menu as
-  ``.ipynb``. The theme only does this when launch buttons are configured; here it is always on.
+  widget state, merged back from the execution cache where myst-nb left them out), copied
+  beside the source under ``_sources/`` and listed in the menu as ``.ipynb``. The theme only
+  does this when launch buttons are configured; here it is always on.
 * **Launch buttons and the repository link** appear only when the environment variable
   ``BOOK_REPOSITORY_URL`` names the public repository (the publish workflow sets it from
   ``github.server_url``/``github.repository``; ``BOOK_REPOSITORY_BRANCH`` picks the branch,
@@ -19,7 +20,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -54,6 +54,33 @@ def _configure(app, config):
         config.html_theme_options = {**(config.html_theme_options or {}), **options}
 
 
+def _with_cached_outputs(app, path: Path) -> bytes:
+    """The notebook at ``path``, with its outputs from the execution cache if it has none.
+
+    myst-nb 1.4.0 writes ``jupyter_execute/<page>.ipynb`` from the notebook it read, not from
+    the one it merged with the cache (``myst_nb/sphinx_.py``: ``notebook`` rather than
+    ``nb_client.notebook``), so a page whose outputs came from jupyter-cache is written there
+    with none. Merge them back the way myst-nb's cache client does.
+    """
+    raw = path.read_bytes()
+    import nbformat
+
+    nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+    if any(c.get("outputs") for c in nb.cells if c.cell_type == "code"):
+        return raw
+    cache_path = getattr(getattr(app.env, "mystnb_config", None), "execution_cache_path", "")
+    cache_path = Path(cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.is_dir():
+        return raw
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(nb)
+    except KeyError:  # not in the cache: the page was not executed
+        return raw
+    return nbformat.writes(merged).encode("utf-8")
+
+
 def _offer_notebook(app, pagename, templatename, context, doctree):
     """Copy the page's executed notebook into ``_sources`` and let the theme list it."""
     if not context.get("page_source_suffix") or app.builder.format != "html":
@@ -63,7 +90,7 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(executed, target)
+    target.write_bytes(_with_cached_outputs(app, executed))
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 

@@ -58,6 +58,7 @@ def test_counts_each_fetched_file_once_with_css_dependencies(site):
                                      "_static/img/bg.png", "_static/app.js", "_images/fig.png"]}
     assert w.assets == expected
     assert w.total_bytes == size("chapters/one.html") + sum(expected.values())
+    assert w.from_css == {"_static/extra.css", "fonts/a.woff2", "_static/img/bg.png"}
     assert w.missing == ["../_images/gone.png"]
     assert w.external == ["https://cdn.example.org/x.png"]  # a link is not a fetch
 

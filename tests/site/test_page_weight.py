@@ -65,8 +65,8 @@ def test_estimate_matches_what_the_browser_fetches(browser, base_url, weights):
     # Within 10 %: scripts fetch a few files the HTML does not name (the widget manager's font),
     # and the estimate counts icon fonts the page may not draw.
     assert abs(w.total_bytes - browser_bytes) <= 0.10 * browser_bytes, (w.total_bytes, browser_bytes)
-    # Everything the HTML names is fetched, except web fonts a page may not use.
-    unfetched = [a for a in w.assets if a not in fetched and not a.endswith((".woff2", ".woff"))]
+    # Everything the HTML names is fetched (a style sheet's fonts and images only if used).
+    unfetched = [a for a in w.assets if a not in fetched and a not in w.from_css]
     assert not unfetched, unfetched
 
 
