@@ -62,6 +62,8 @@ class PageWeight:
     assets: dict[str, int] = field(default_factory=dict)   # local files fetched, by site path
     missing: list[str] = field(default_factory=list)       # referenced, not in the site
     external: list[str] = field(default_factory=list)      # references off the site
+    from_css: set[str] = field(default_factory=set)        # assets a style sheet names (fetched
+                                                           # only if an element uses them)
 
     transfer: dict[str, int] = field(default_factory=dict)  # gzip size, HTML and assets
 
@@ -208,6 +210,8 @@ def page_weight(html: str | Path, root: str | Path) -> PageWeight:
         key = target.relative_to(root).as_posix() if target.is_relative_to(root) else str(target)
         weight.assets[key] = target.stat().st_size
         weight.transfer[key] = transfer_size(target)
+        if base.suffix == ".css":
+            weight.from_css.add(key)
         if target.suffix == ".css":
             css = target.read_text(encoding="utf-8", errors="replace")
             queue += [(r, target) for r in _css_refs(css)]
@@ -235,11 +239,12 @@ def report_markdown(weights: list[PageWeight], top: int = 10) -> str:
     """A markdown table of the ``top`` heaviest pages, each with its heaviest component."""
     if top < 1:
         raise ValueError(f"top must be at least 1, got {top}")
-    lines = ["| page | weight | HTML | heaviest part | its size |", "|---|---:|---:|---|---:|"]
+    lines = ["| page | gzipped | on disk | HTML | heaviest part | its size |",
+             "|---|---:|---:|---:|---|---:|"]
     for w in weights[:top]:
         name, size = w.heaviest()
-        lines.append(f"| {w.page} | {_mb(w.total_bytes)} | {_mb(w.html_bytes)} | {name} | "
-                     f"{_mb(size)} |")
+        lines.append(f"| {w.page} | {_mb(w.transfer_bytes)} | {_mb(w.total_bytes)} | "
+                     f"{_mb(w.html_bytes)} | {name} | {_mb(size)} |")
     shared = {}
     for w in weights:
         for asset, size in w.assets.items():
@@ -247,8 +252,11 @@ def report_markdown(weights: list[PageWeight], top: int = 10) -> str:
     common = sorted(((a, s) for a, (s, n) in shared.items() if n == len(weights)), key=lambda r: -r[1])
     base = sum(s for _, s in common)
     lines.append("")
-    lines.append(f"{len(weights)} pages; the heaviest weighs {_mb(weights[0].total_bytes)}, the "
-                 f"median {_mb(sorted(w.total_bytes for w in weights)[len(weights) // 2])}. "
+    gz = sorted(w.transfer_bytes for w in weights)
+    lines.append(f"{len(weights)} pages; the heaviest weighs {_mb(weights[0].total_bytes)} on disk "
+                 f"and {_mb(weights[0].transfer_bytes)} gzipped, the median "
+                 f"{_mb(sorted(w.total_bytes for w in weights)[len(weights) // 2])} and "
+                 f"{_mb(gz[len(gz) // 2])}. "
                  f"Every page loads the same {len(common)} theme and vendored files "
                  f"({_mb(base)}; the largest: "
                  + ", ".join(f"{a} {_mb(s)}" for a, s in common[:3]) + ").")
@@ -263,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     weights = site_weights(args.html_root, book_root=args.book)
     print(report_markdown(weights, args.top))
-    over = [w for w in weights if w.total_bytes > LESSON_LIMIT_BYTES]
-    for w in over:
-        print(f"over {_mb(LESSON_LIMIT_BYTES)}: {w.page} ({_mb(w.total_bytes)})")
+    for w in weights:
+        if w.transfer_bytes > LESSON_LIMIT_BYTES:
+            print(f"over {_mb(LESSON_LIMIT_BYTES)} gzipped: {w.page} ({_mb(w.transfer_bytes)})")
     return 0
 
 
