@@ -84,3 +84,12 @@ def test_jupyterlab_opens_pages_as_notebooks():
     assert command in (ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("jupytext.toml", ".jupytext.toml", ".jupytext", "jupytext.yml"):
         assert not (ROOT / name).exists(), f"{name} would pair pages with their references"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_notebook_pages_have_the_notebook_launch_buttons_open(page):
+    """The theme's Binder and Colab links open ``<page>.ipynb`` when it exists beside the page and
+    the ``.md`` otherwise, which Colab cannot read: every page that runs code needs one."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    if myst_code_cells(text):
+        assert (ROOT / page).with_suffix(".ipynb").is_file(), f"{page} has no reference notebook"
