@@ -78,13 +78,13 @@ GPU_CONFIG = TransformerConfig(
     source="this book's decode lab: Llama-3-8B's layer shape, 8 layers, random weights")
 #: The CPU tier's scaled model: the same shape family, small enough for a laptop.
 CPU_CONFIG = TransformerConfig(
-    name="decode-lab-small", n_layers=4, d_model=512, n_heads=8, n_kv_heads=2, d_ff=1536,
-    vocab_size=4096, max_seq_len=1024,
+    name="decode-lab-small", n_layers=4, d_model=384, n_heads=6, n_kv_heads=2, d_ff=1024,
+    vocab_size=2048, max_seq_len=1024,
     source="this book's decode lab: a small Llama-style shape, random weights")
 
 #: Largest |difference| between logits of two ways of computing the same step, as a fraction of
 #: the largest |logit|, per dtype.
-REL_TOLERANCE = {"float32": 1e-4, "bfloat16": 3e-2}
+REL_TOLERANCE = {"float32": 1e-4, "bfloat16": 5e-2}
 
 
 # --- the model of the bytes -----------------------------------------------------------------
