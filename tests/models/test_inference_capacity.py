@@ -169,3 +169,30 @@ def test_capacity_against_a_slot_simulation():
     assert done / horizon == pytest.approx(inf.sustainable_request_rate_per_s(b, ttft, tpot, n),
                                            rel=0.02)
     assert math.isclose(inf.sustainable_request_rate_per_s(b, ttft, tpot, n), b / service)
+
+
+# NVIDIA NIM benchmarking guide 1.0.0, "Performance", Llama-3.3-70B-Instruct, 2 x H100 80 GB,
+# fp8, TP2, 5000 input / 500 output tokens: (concurrency, TTFT s, ITL s, output tokens/s).
+NIM_70B = ((1, 0.40677, 0.01858, 51.67), (5, 0.5467, 0.02183, 218.48),
+           (25, 0.68869, 0.03875, 623.4), (50, 0.83451, 0.05973, 814.37))
+
+
+@pytest.mark.parametrize("c, ttft, itl, tokens_per_s", NIM_70B)
+def test_published_nim_throughput_is_littles_law(c, ttft, itl, tokens_per_s):
+    """With every slot busy, output tokens/s = 500 x lambda_max from the measured TTFT and ITL."""
+    lam = inf.sustainable_request_rate_per_s(c, ttft, itl, 500)
+    assert 500 * lam == pytest.approx(tokens_per_s, rel=0.005)
+
+
+def test_published_nim_latencies_sit_above_the_bounds():
+    """The same run: its TTFT and ITL at concurrency 1 are above the prefill and decode bounds
+    of Llama-3-70B's shape in fp8 on two H100s, at about half of the bandwidth bound."""
+    h = specs.H100_SXM
+    peak, bw = 2 * h.peak_flop_per_s("fp8"), 2 * h.hbm_bytes_per_s
+    step = inf.decode_step_time_bound_s(tf.LLAMA3_70B, context_len=5250, batch=1,
+                                        bytes_per_element=1, peak_flop_per_s=peak,
+                                        hbm_bytes_per_s=bw)
+    prefill = inf.prefill_time_lower_bound_s(tf.LLAMA3_70B, prompt_len=5000, bytes_per_element=1,
+                                             peak_flop_per_s=peak, hbm_bytes_per_s=bw)
+    assert step < 0.01858 < 2 * step  # between 50 % and 100 % of the bandwidth bound
+    assert prefill < 0.40677 < 3 * prefill
