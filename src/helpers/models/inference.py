@@ -215,7 +215,7 @@ def trace_metrics(requests: Iterable, *, window_s: tuple[float, float] | None = 
 def kv_budget_bytes(hbm_bytes: float, weight_bytes: float, reserve_bytes: float = 0.0) -> float:
     r"""Bytes of GPU memory left for the KV cache once the weights and a reserve are placed.
 
-    .. math:: M_{kv} = M_{\text{HBM}} - Q_w - R     (the page labels this eq-kv-budget)
+    .. math:: M_{kv} = M_{\text{HBM}} - Q_w - R     (the page labels this eq-im-kv-budget)
 
     Parameters
     ----------
@@ -280,8 +280,7 @@ def max_concurrent_requests(hbm_bytes: float, weight_bytes: float, kv_bytes_per_
                             tokens_per_request: int, reserve_bytes: float = 0.0) -> int:
     r"""Requests that can be in flight at once, each holding its whole context (count).
 
-    .. math:: B_{\max} = \left\lfloor \frac{M_{\text{HBM}} - Q_w - R}{q_{kv}\,(P + n)} \right\rfloor
-              \qquad\text{(the page labels this eq-max-batch)}
+    .. math:: B_{\max} = \left\lfloor \frac{M_{\text{HBM}} - Q_w - R}{q_{kv}\,(P + n)} \right\rfloor     (the page labels this eq-im-max-batch)
 
     Parameters
     ----------
@@ -321,7 +320,7 @@ def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
     .. math::
 
         T_{\text{prefill}} \ge \max\!\left(\frac{F_{\text{prefill}}(P)}{\Pi},\
-            \frac{Q_w}{M}\right)     (the page labels this eq-prefill-bound)
+            \frac{Q_w}{M}\right)     (the page labels this eq-im-prefill)
 
     the roofline bound (:func:`helpers.models.roofline.kernel_time_lower_bound_s`) with the FLOP
     of :func:`helpers.models.transformer.prefill_flop` and the bytes of the multiplied weights
@@ -372,7 +371,7 @@ def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, b
     .. math::
 
         T_{\text{step}} = \frac{B\,Q_{kv}(S)}{M} + \max\!\left(\frac{Q_w}{M},\
-            \frac{2\,B\,N}{\Pi}\right)     (the page labels this eq-decode-bound)
+            \frac{2\,B\,N}{\Pi}\right)     (the page labels this eq-im-decode)
 
     :func:`helpers.models.decode_bandwidth.decode_step_time_s` with the model's multiplied
     weights :math:`N` (:func:`~helpers.models.transformer.matmul_parameter_count`),
@@ -403,7 +402,7 @@ def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, b
 def ttft_lower_bound_s(prefill_s: float, queue_s: float = 0.0) -> float:
     r"""Time to first token (s): the wait in the queue plus the prefill that yields the token.
 
-    .. math:: \mathrm{TTFT} \ge W_q + T_{\text{prefill}}     (the page labels this eq-ttft)
+    .. math:: \mathrm{TTFT} \ge W_q + T_{\text{prefill}}     (the page labels this eq-im-ttft)
 
     The prefill's last logits are the first output token, so no decode step is needed before
     it; the network and any tokenization come on top.
@@ -428,8 +427,7 @@ def sustainable_request_rate_per_s(concurrency: int, ttft_s: float, tpot_s: floa
     :func:`max_concurrent_requests`) and :math:`W` each one's end-to-end time
     (:func:`e2e_latency_s`):
 
-    .. math:: \lambda_{\max} = \frac{B}{\mathrm{TTFT} + (n - 1)\,\mathrm{TPOT}}
-              \qquad\text{(the page labels this eq-capacity)}
+    .. math:: \lambda_{\max} = \frac{B}{\mathrm{TTFT} + (n - 1)\,\mathrm{TPOT}}     (the page labels this eq-im-capacity)
 
     Above this rate requests arrive faster than the batch can finish them and the queue grows
     without bound.
