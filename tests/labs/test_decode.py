@@ -57,6 +57,8 @@ def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
             assert p["kv_bytes"] == lab.kv_bytes(cfg, batch=p["batch"], context_len=p["context"],
                                                  bytes_per_element=4)
             assert p["eager"]["median_s"] > 0 and "graph" not in p
+            last = (p["context"], p["batch"]) == (lab.contexts(cfg)[-1], lab.batches()[-1])
+            assert ("stock_eager" in p) == last  # the book's attention, timed at one point
 
 
 def test_decode_bytes_limits_and_linearity():

@@ -20,7 +20,10 @@ What it measures (timing only through :func:`helpers.bench.bench`; CUDA events o
   with random values, and the step decodes position ``context - 1``: it reads the whole cache,
   exactly the bytes allocated. The same step is timed eagerly and, on a GPU, replayed from a CUDA
   graph (which removes the per-kernel launch cost; :func:`kernels_per_step` counts the kernels);
-* **a copy bandwidth** (``dst.copy_(src)`` of a large buffer), the achievable side of the model.
+* **a copy bandwidth** (``dst.copy_(src)`` of a large buffer), the achievable side of the model;
+* **the book's own attention**, at the largest batch and longest context only: the same step
+  with :class:`helpers.nn.decoder.Attention`, which copies the keys and values once per query
+  head, to show what that copy costs.
 
 Correctness before timing, for every model: the allocated parameters equal
 :func:`~helpers.models.transformer.parameter_count`; every KV cache's ``nbytes`` equals
@@ -316,6 +319,25 @@ def measure_copy(device: str) -> dict:
             "bytes_per_s": finite(moved / r.median_s)}
 
 
+def _time_stock(model, step, want, dtype_name: str, device: str, name: str) -> dict:
+    """Time ``step`` with the book's own attention (which copies each key/value head once per
+    query head) instead of :class:`ReadOnceAttention`, after checking it gives the same logits."""
+    from helpers.nn.decoder import Attention
+
+    classes = [blk.attn.__class__ for blk in model.blocks]
+    for blk in model.blocks:
+        blk.attn.__class__ = Attention
+    try:
+        got = step()
+        sync(device)
+        _close(got, want, dtype_name, "the book's attention in the timed step")
+        del got
+        return summarize(_bench(step, device, name))
+    finally:
+        for blk, c in zip(model.blocks, classes):
+            blk.attn.__class__ = c
+
+
 def measure_model(cfg: TransformerConfig, device: str) -> dict:
     """Build the model, check it, and time decode steps per context length and batch size."""
 
@@ -361,6 +383,9 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
                      "eager": summarize(_bench(step, device, f"{cfg.name}_b{b}_s{ctx}"))}
             if b == 1:
                 point["kernels_per_step"] = kernels_per_step(step, device)
+            if (ctx, b) == (contexts(cfg)[-1], batches()[-1]):
+                point["stock_eager"] = _time_stock(model, step, first, name, device,
+                                                   f"{cfg.name}_b{b}_s{ctx}_stock")
             if cuda:
                 try:
                     g, graph_out = _graph(step, device)
@@ -441,7 +466,8 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
                    "roofline_s": bw_model.decode_step_time_s(w, kv_seq, b, spec_bw, n_mm,
                                                              gpu.peak_flop_per_s("bf16"))
                    if result["tier"] == "gpu" else None,
-                   "kernels_per_step": p.get("kernels_per_step")}
+                   "kernels_per_step": p.get("kernels_per_step"),
+                   "stock_s": p["stock_eager"]["median_s"] if p.get("stock_eager") else None}
             row["model_tokens_per_s"] = b / row["bound_s"]
             row["bandwidth_fraction"] = row["bound_s"] / t
             row["achieved_bytes_per_s"] = p["step_bytes"] / t
