@@ -40,7 +40,7 @@ from helpers.models import inference, kv_paging
 
 __all__ = ["LAB", "LOAD", "TOLERANCE", "settings", "check_engine", "calibrate", "make_trace",
            "run", "reference_or_none", "metrics_rows", "comparison", "comparison_rows",
-           "describe", "grade_blocks_needed", "main"]
+           "describe", "prose_numbers", "grade_blocks_needed", "main"]
 
 LAB = "serving"
 #: Offered load: the arrival rate as a fraction of the continuous engine's estimated capacity.
@@ -311,6 +311,56 @@ def describe(result: dict) -> str:
                      f"simulated; peak KV {m['paged_reserved_tokens']} slots paged vs "
                      f"{m['contiguous_reserved_tokens']} contiguous")
     return "\n".join(lines)
+
+
+def prose_numbers(result: dict | None) -> dict:
+    """Strings for the page's prose (``"(not measured yet)"`` everywhere without a result)."""
+    keys = ["thr_static", "thr_cont", "thr_ratio", "ttft_static_ms", "ttft_cont_ms",
+            "tpot_static_ms", "tpot_cont_ms", "err_thr_static", "err_thr_cont", "err_ttft_cont",
+            "err_tpot_cont", "err_ttft_static", "err_tpot_static", "fit_c0_ms", "fit_cd_us",
+            "fit_cp_us", "fit_err", "peak_paged", "peak_stored", "peak_contig",
+            "peak_contig_model", "shared", "n_requests", "rate", "within", "preempt",
+            "gap_ms"]
+    if result is None:
+        return {k: "(not measured yet)" for k in keys}
+    m = result["measurements"]
+    st, co, f = m["static"], m["continuous"], m["fit"]
+
+    def pct(e, s_):
+        return f"{(s_ / e - 1) * 100:+.0f} %"
+
+    rows = metrics_rows(result)
+    core_rows = [r for r in rows if r["quantity"] in ("throughput", "TTFT p50", "TPOT p50")]
+    within = sum(1 for r in core_rows if r["error"] is not None and abs(r["error"]) <= TOLERANCE)
+    gaps = [co["engine_wall_s"] - co["engine_busy_s"], st["engine_wall_s"] - st["engine_busy_s"]]
+    return {
+        "thr_static": f"{st['engine']['output_tokens_per_s']:.0f}",
+        "thr_cont": f"{co['engine']['output_tokens_per_s']:.0f}",
+        "thr_ratio": f"{co['engine']['output_tokens_per_s'] / st['engine']['output_tokens_per_s']:.2f}",
+        "ttft_static_ms": f"{st['engine']['ttft_s']['p50'] * 1e3:.1f}",
+        "ttft_cont_ms": f"{co['engine']['ttft_s']['p50'] * 1e3:.1f}",
+        "tpot_static_ms": f"{st['engine']['tpot_s']['p50'] * 1e3:.2f}",
+        "tpot_cont_ms": f"{co['engine']['tpot_s']['p50'] * 1e3:.2f}",
+        "err_thr_static": pct(st["engine"]["output_tokens_per_s"], st["simulator"]["output_tokens_per_s"]),
+        "err_thr_cont": pct(co["engine"]["output_tokens_per_s"], co["simulator"]["output_tokens_per_s"]),
+        "err_ttft_static": pct(st["engine"]["ttft_s"]["p50"], st["simulator"]["ttft_s"]["p50"]),
+        "err_ttft_cont": pct(co["engine"]["ttft_s"]["p50"], co["simulator"]["ttft_s"]["p50"]),
+        "err_tpot_static": pct(st["engine"]["tpot_s"]["p50"], st["simulator"]["tpot_s"]["p50"]),
+        "err_tpot_cont": pct(co["engine"]["tpot_s"]["p50"], co["simulator"]["tpot_s"]["p50"]),
+        "fit_c0_ms": f"{f['fixed_s'] * 1e3:.2f}", "fit_cd_us": f"{f['per_decode_s'] * 1e6:.0f}",
+        "fit_cp_us": f"{f['per_prefill_token_s'] * 1e6:.1f}",
+        "fit_err": f"{max(st['step_fit_median_abs_error'], co['step_fit_median_abs_error']) * 100:.0f} %",
+        "peak_paged": f"{co['memory']['paged_reserved_tokens']}",
+        "peak_stored": f"{co['memory']['tokens_stored_at_peak']}",
+        "peak_contig": f"{co['memory']['contiguous_reserved_tokens']}",
+        "peak_contig_model": f"{co['memory']['contiguous_reserved_tokens_model_max']}",
+        "shared": f"{co['shared_prefix_tokens']}",
+        "n_requests": f"{len(m['trace'])}",
+        "rate": f"{m['calibration']['rate_per_s']:.1f}",
+        "within": f"{within} of {len(core_rows)}",
+        "preempt": f"{co['preemptions']}",
+        "gap_ms": f"{max(gaps) * 1e3:.0f}",
+    }
 
 
 # --- grading ----------------------------------------------------------------------------------
