@@ -61,3 +61,19 @@ def test_grader():
     assert bad.status == "FAIL" and "0 tokens in blocks of 1 need 0 blocks, got 1" in str(bad)
     assert not lab.grade_blocks_needed(lambda n, b: n // b).passed
     assert not lab.grade_blocks_needed(lambda n, b: 1 / 0).passed
+
+
+def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
+    import torch
+    from helpers.nn import tinylm
+
+    model = tinylm.load("book-lm")
+    prompt = tinylm.encode("The roofline of a GPU").numpy()
+    want = model.generate(torch.tensor(prompt)[None], 4)[0, len(prompt):].tolist()
+    served = {"requests": [{"id": 0, "output": list(want)}]}
+    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == []
+    wrong = list(want)
+    wrong[1] = (wrong[1] + 1) % 256
+    served = {"requests": [{"id": 0, "output": wrong}]}
+    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == [0]
+    assert not lab._near_tie(model, prompt, want, want + [1])

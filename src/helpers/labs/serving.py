@@ -102,8 +102,41 @@ def _reference_outputs(model, requests, prompts) -> dict:
             for r, p in zip(requests, prompts)}
 
 
-def _mismatches(served: dict, reference: dict) -> list[int]:
-    return [q["id"] for q in served["requests"] if q["output"] != reference[q["id"]]]
+#: Largest gap between the two best logits at which a divergence from ``generate`` is taken
+#: as a rounding tie (different but equally valid summation orders of batched kernels).
+TIE_LOGIT_GAP = 1e-3
+
+
+def _mismatches(served: dict, reference: dict, model=None, prompts: dict | None = None
+                ) -> list[int]:
+    """Ids of served requests whose output differs from ``generate``'s. With ``model`` and
+    ``prompts``, a request whose first differing token was a near tie in ``generate``'s own
+    logits (top two within :data:`TIE_LOGIT_GAP`) is not counted: its later tokens follow a
+    different but equally valid prefix."""
+    bad = []
+    for q in served["requests"]:
+        want = reference[q["id"]]
+        if q["output"] == want:
+            continue
+        if model is not None and prompts is not None and _near_tie(model, prompts[q["id"]],
+                                                                  q["output"], want):
+            served.setdefault("near_ties", []).append(q["id"])
+            continue
+        bad.append(q["id"])
+    return bad
+
+
+def _near_tie(model, prompt, got: list[int], want: list[int]) -> bool:
+    import torch
+
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+    if k is None:  # same tokens, different lengths: not a rounding tie
+        return False
+    dev = model.embed.weight.device
+    toks = torch.tensor(list(np.asarray(prompt)) + want[:k], device=dev)[None]
+    with torch.no_grad():
+        top = model(toks)[0, -1].float().topk(2).values
+    return float(top[0] - top[1]) <= TIE_LOGIT_GAP
 
 
 def _engine(model, s: dict, prefix_caching: bool = True):
@@ -137,7 +170,8 @@ def check_engine(model, s: dict, tokens) -> dict:
     checked = []
     for sched, prefix in (("static", False), ("continuous", False), ("continuous", True)):
         eng = _engine(model, dict(s, token_budget=24), prefix_caching=prefix)
-        bad = _mismatches(eng.serve(tr, prompts, sched), ref)
+        bad = _mismatches(eng.serve(tr, prompts, sched), ref, model,
+                          {r.id: p for r, p in zip(tr, prompts)})
         if bad:
             raise AssertionError(f"{sched} batching (prefix caching {prefix}) served requests "
                                  f"{bad} with outputs that differ from generate()")
@@ -203,7 +237,7 @@ def run(device: str | None = None) -> dict:
         served = {}
         for sched in progress(SCHEDULERS, desc="schedulers"):
             out = _engine(model, s).serve(trace, prompts, sched)
-            bad = _mismatches(out, ref)
+            bad = _mismatches(out, ref, model, {r.id: p for r, p in zip(trace, prompts)})
             if bad:
                 raise AssertionError(f"{sched}: requests {bad} differ from generate()")
             served[sched] = out
@@ -225,6 +259,8 @@ def run(device: str | None = None) -> dict:
                 "engine_busy_s": float(dur.sum()),
                 "engine_wall_s": max(t for q in out["requests"] for t in q["token_times_s"]),
                 "preemptions": sum(q["preemptions"] for q in out["requests"]),
+                "outputs_equal_generate": len(out["requests"]) - len(out.get("near_ties", [])),
+                "near_tie_divergences": len(out.get("near_ties", [])),
                 "shared_prefix_tokens": sum(q["shared_tokens"] for q in out["requests"]),
                 "memory": _memory(out, max_seq_len, model.cfg.max_seq_len),
                 "steps": [{k: st[k] for k in ("t_start_s", "duration_s", "n_decode",
