@@ -31,7 +31,8 @@ from ..models import kv_paging
 from ..models._checks import positive, positive_int
 from ..serving.paged import BlockAllocator, BlockTable
 
-__all__ = ["StepModel", "fit_step_model", "simulate", "SCHEDULERS", "ALLOCATORS"]
+__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "SCHEDULERS",
+           "ALLOCATORS"]
 
 SCHEDULERS = ("static", "continuous")
 ALLOCATORS = ("paged", "contiguous")
@@ -73,6 +74,21 @@ def fit_step_model(steps) -> StepModel:
         keep = [k for k in keep if k != min(neg, key=lambda k: coef[k])]
         if not keep:
             return StepModel(0.0, 0.0, 0.0)
+
+
+def roofline_step_model(cfg, gpu, *, context_tokens: int, bytes_per_element: float = 2.0
+                        ) -> StepModel:
+    """A :class:`StepModel` from the roofline of ``cfg`` on ``gpu``: ``c0`` reads the weights
+    once from HBM, ``c_d`` reads one sequence's KV cache of ``context_tokens``, ``c_p`` is one
+    prompt token's ``2N`` FLOP at the dense bf16 peak (each term alone, no overlap)."""
+    from ..models import transformer as tf
+
+    n = tf.parameter_count(cfg)
+    ctx = positive_int("context_tokens", context_tokens)
+    bw = gpu.hbm_bytes_per_s
+    return StepModel(tf.weight_bytes(n, bytes_per_element) / bw,
+                     tf.kv_cache_bytes_per_token(cfg, bytes_per_element) * ctx / bw,
+                     2 * n / gpu.dense_flop_per_s["bf16"])
 
 
 @dataclass
