@@ -53,6 +53,12 @@ def test_table_and_prose_with_and_without_a_reference(cpu_result):
     assert words["n_requests"] == "10" and "%" in words["err_thr_cont"]
     assert set(lab.prose_numbers(None)) == set(words)
     assert lab.comparison_rows(None)  # no result at all: rows of dashes
+    mem = lab.memory_series(cpu_result)
+    assert mem and all(m["used_tokens"] <= m["reserved_tokens"] for m in mem)
+    from helpers.figures import scheduling_kv as fig
+    import matplotlib.pyplot as plt
+    plt.close(fig.memory_figure(mem, title="t"))
+    plt.close(fig.metrics_figure(lab.metrics_rows(cpu_result), title="t"))
 
 
 def test_grader():

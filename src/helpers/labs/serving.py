@@ -39,7 +39,7 @@ from helpers.labs.grading import Verdict
 from helpers.models import inference, kv_paging
 
 __all__ = ["LAB", "LOAD", "TOLERANCE", "settings", "check_engine", "calibrate", "make_trace",
-           "run", "reference_or_none", "metrics_rows", "comparison", "comparison_rows",
+           "run", "reference_or_none", "metrics_rows", "memory_series", "comparison", "comparison_rows",
            "describe", "prose_numbers", "grade_blocks_needed", "main"]
 
 LAB = "serving"
@@ -304,6 +304,15 @@ def metrics_rows(result: dict) -> list[dict]:
                         "engine": e, "simulator": s,
                         "error": (s / e - 1) if (e and s is not None) else None})
     return out
+
+
+def memory_series(result: dict, scheduler: str = "continuous") -> list[dict]:
+    """The engine's KV slots held (whole blocks) and tokens stored after each step, in the
+    layout of :func:`helpers.figures.scheduling_kv.memory_figure`."""
+    bs = result["settings"]["block_size"]
+    return [{"t_s": st["t_start_s"] + st["duration_s"], "reserved_tokens": st["blocks_used"] * bs,
+             "used_tokens": st["tokens_stored"]}
+            for st in result["measurements"][scheduler]["steps"]]
 
 
 def comparison(reference: dict | None, mine: dict | None = None) -> list[dict]:
