@@ -52,3 +52,13 @@ def test_pool_bytes_match_the_kv_cache_model():
     assert pool.nbytes == kv_cache_bytes(batch=1, seq_len=80, n_layers=c.n_layers,
                                          n_kv_heads=c.n_kv_heads, head_dim=c.head_dim,
                                          bytes_per_element=4)
+
+
+def test_slots_of_a_range_equal_slot_by_slot():
+    t = BlockTable(4)
+    t.blocks = [5, 1, 6]
+    for a in range(13):
+        for b in range(a, 13):
+            assert t.slots(a, b) == [t.slot(p) for p in range(a, b)]
+    with pytest.raises(ValueError):
+        t.slots(0, 13)

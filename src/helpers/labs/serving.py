@@ -196,7 +196,7 @@ def calibrate(model, s: dict, tokens) -> dict:
     out = eng.serve(tr, prompts, "continuous")
     fit = fit_step_model(out["steps"])
     b = s["max_batch"]
-    step_s = fit(b, 0)
+    step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
     tokens_per_s = b / step_s
     return {"fit": fit.__dict__, "decode_step_s_at_max_batch": step_s,
             "capacity_tokens_per_s": tokens_per_s,

@@ -54,7 +54,13 @@ class BlockTable:
 
     def slots(self, start: int, stop: int) -> list[int]:
         """Slots of positions ``start .. stop - 1``."""
-        return [self.slot(p) for p in range(start, stop)]
+        if not 0 <= start <= stop <= self.capacity:
+            raise ValueError(f"positions {start}..{stop - 1} are outside the table's "
+                             f"{self.capacity} slots")
+        bs = self.block_size
+        first = start // bs
+        flat = [b * bs + o for b in self.blocks[first:-(-stop // bs)] for o in range(bs)]
+        return flat[start - first * bs:stop - first * bs]
 
 
 def prefix_hashes(tokens, block_size: int) -> list[int]:
