@@ -32,6 +32,7 @@ def test_shared_prefix_blocks_are_reference_counted():
     a.release(t1)
     a.release(t2)
     assert a.num_used == 2 and a.evictable() == 2  # only the cache holds them now
+    assert a.num_in_use == 0
     t3 = BlockTable(4)
     assert a.grow(t3, 32)                    # needs all 8: the cached blocks are evicted
     assert a.num_free == 0 and not a.cached
@@ -62,3 +63,27 @@ def test_slots_of_a_range_equal_slot_by_slot():
             assert t.slots(a, b) == [t.slot(p) for p in range(a, b)]
     with pytest.raises(ValueError):
         t.slots(0, 13)
+
+
+def test_the_evictable_count_matches_a_recount():
+    import random
+
+    rng = random.Random(0)
+    a = BlockAllocator(12, 4, prefix_caching=True)
+    live = []
+    for step in range(300):
+        if live and rng.random() < 0.4:
+            a.release(live.pop(rng.randrange(len(live))))
+        else:
+            toks = [rng.randrange(2)] * 8 + [rng.randrange(100) for _ in range(rng.randrange(1, 9))]
+            t = BlockTable(4)
+            done = a.match_prefix(t, toks)
+            if a.grow(t, len(toks)):
+                a.register_prefix(t, toks, len(toks))
+                live.append(t)
+            else:
+                a.release(t)
+            assert done <= len(toks) - 1
+        recount = sum(1 for b in a.cached.values() if a.refs[b] == 1)
+        assert a.evictable() == recount
+        assert a.num_in_use == len({b for t in live for b in t.blocks})

@@ -13,6 +13,7 @@ Every number drawn is computed from the arguments or a simulation; none is typed
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from ..sim import workload as W
@@ -171,9 +172,9 @@ def memory_figure(memory: list[dict], *, title: str, contiguous: list[dict] | No
     fig, ax = new_figure(width_in=7.0, height_in=3.2)
     t = [m["t_s"] for m in memory]
     ax.step(t, [m["reserved_tokens"] for m in memory], where="post", color=COLORS["memory"],
-            label="reserved (paged blocks)")
+            lw=3.5, alpha=0.55, label="reserved (paged blocks)")
     ax.step(t, [m["used_tokens"] for m in memory], where="post", color=COLORS["compute"],
-            label="used (tokens stored)")
+            lw=1.0, label="used (tokens stored)")
     if contiguous:
         ax.step([m["t_s"] for m in contiguous], [m["reserved_tokens"] for m in contiguous],
                 where="post", color=COLORS["neutral"], ls="--",
@@ -181,7 +182,8 @@ def memory_figure(memory: list[dict], *, title: str, contiguous: list[dict] | No
     ax.set_xlabel("time (s)")
     ax.set_ylabel("KV slots (tokens)")
     ax.set_title(title)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    plt.close(fig)  # shown once, as the cell's result
     return fig
 
 
@@ -201,4 +203,5 @@ def metrics_figure(rows: list[dict], *, title: str):
         ax.set_title(f"{q} ({unit})", fontsize=10)
     axes[0].legend(fontsize=8)
     fig.suptitle(title, fontsize=11)
+    plt.close(fig)
     return fig

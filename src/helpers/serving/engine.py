@@ -223,7 +223,7 @@ class Engine:
                 s.token_times_s.append(t_end)
         self.steps.append({"t_start_s": t_start, "duration_s": t_end - t_start,
                            "n_decode": n_dec, "n_prefill_tokens": n_pre, "n_seqs": len(work),
-                           "context_tokens": ctx, "blocks_used": alloc.num_used,
+                           "context_tokens": ctx, "blocks_used": alloc.num_in_use,
                            "tokens_stored": sum(s.num_computed for s in self._live)})
 
     def _arrived(self, pending: list[Sequence], now: float) -> list[Sequence]:
@@ -369,7 +369,7 @@ class Engine:
                  "preemptions": s.preemptions, "shared_tokens": s.shared_tokens}
                 for s in sorted(self.finished, key=lambda s: s.id)]
         return {"scheduler": scheduler, "requests": reqs, "steps": self.steps,
-                "peak_blocks": alloc.peak_used, "block_size": self.block_size,
+                "peak_blocks": max((st["blocks_used"] for st in self.steps), default=0), "block_size": self.block_size,
                 "num_blocks": self.num_blocks}
 
 

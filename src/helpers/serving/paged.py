@@ -93,6 +93,8 @@ class BlockAllocator:
         self.free: list[int] = list(range(num_blocks - 1, -1, -1))  # pop() gives block 0 first
         self.refs = [0] * num_blocks
         self.cached: dict[int, int] = {}  # prefix key -> block (insertion order = age)
+        self._cached_blocks: set[int] = set()
+        self._cache_only = 0  # cached blocks that no sequence references
         self.peak_used = 0
 
     # -- counts -------------------------------------------------------------------------------
@@ -108,7 +110,12 @@ class BlockAllocator:
 
     def evictable(self) -> int:
         """Cached blocks that no sequence references (they can be reclaimed)."""
-        return sum(1 for b in self.cached.values() if self.refs[b] == 1)
+        return self._cache_only
+
+    @property
+    def num_in_use(self) -> int:
+        """Blocks referenced by at least one sequence (the cache's idle blocks excluded)."""
+        return self.num_used - self._cache_only
 
     def can_allocate(self, n: int) -> bool:
         """Whether ``n`` more blocks can be had (free or evictable)."""
@@ -119,6 +126,8 @@ class BlockAllocator:
         for key, b in self.cached.items():
             if self.refs[b] == 1:
                 del self.cached[key]
+                self._cached_blocks.discard(b)
+                self._cache_only -= 1
                 self._decref(b)
                 return True
         return False
@@ -135,6 +144,8 @@ class BlockAllocator:
         self.refs[b] -= 1
         if self.refs[b] < 0:
             raise RuntimeError(f"block {b} released more often than taken")
+        if self.refs[b] == 1 and b in self._cached_blocks:
+            self._cache_only += 1
         if self.refs[b] == 0:
             self.free.append(b)
 
@@ -167,6 +178,8 @@ class BlockAllocator:
             b = self.cached.get(key)
             if b is None:
                 break
+            if self.refs[b] == 1:
+                self._cache_only -= 1
             self.refs[b] += 1
             table.blocks.append(b)
         table.num_tokens = len(table.blocks) * self.block_size
@@ -182,6 +195,7 @@ class BlockAllocator:
             if key not in self.cached:
                 b = table.blocks[i]
                 self.cached[key] = b
+                self._cached_blocks.add(b)
                 self.refs[b] += 1
 
 

@@ -210,7 +210,7 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     def reserved() -> int:
         if allocator == "contiguous":
             return alloc.reserved_slots()
-        return alloc.num_used * block_size
+        return alloc.num_in_use * block_size  # the prefix cache's idle blocks are free to take
 
     def step(work):
         nonlocal now

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
+import matplotlib.pyplot as plt
 
 from .. import specs
 from ..figures.style import COLORS, new_figure
@@ -56,6 +57,7 @@ def draw_serving(rate_per_s: float, output_mean: float, max_batch: int, token_bu
     fig.suptitle(f"continuous / static throughput {ratio:.2f}x; median TTFT "
                  f"{m['static']['ttft_s']['p50']:.3g} s vs {m['continuous']['ttft_s']['p50']:.3g} s",
                  fontsize=10.5)
+    plt.close(fig)
     return fig
 
 
