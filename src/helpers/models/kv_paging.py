@@ -229,8 +229,8 @@ def kv_transfer_time_s(num_tokens: int, kv_bytes_per_token: float, link_bytes_pe
     Zhong, Y. et al. (2024), DistServe, OSDI, section 4 (the KV cache is transmitted from the
     prefill to the decoding instance; its cost depends on the bandwidth between them).
 
-    >>> kv_transfer_time_s(1000, 131072, 450e9)  # 1000 tokens of Llama-3-8B in bf16 over NVLink
-    0.00029127111111111113
+    >>> round(kv_transfer_time_s(1000, 131072, 450e9) * 1e6, 1)  # Llama-3-8B, bf16, NVLink: us
+    291.3
     """
     n = _tokens("num_tokens", num_tokens)
     q = positive("kv_bytes_per_token", kv_bytes_per_token)
