@@ -29,6 +29,7 @@ LABS = (
     ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),
     ("decode", "sec-lab-decode"),
+    ("serving", "sec-lab-serving"),
 )
 
 
