@@ -99,3 +99,14 @@ def test_errors():
     with pytest.raises(ValueError, match="per group"):
         nq.QuantLinear(torch.ones(4, 32), "int4-g32").row_scales()
     assert math.isfinite(nq.model_bytes(torch.nn.Linear(2, 2)))
+
+
+def test_int8_halves_the_matrices_bytes(draft):
+    """Published number: LLM.int8() "cut the memory needed for inference by half" against 16-bit
+    weights (Dettmers et al. 2022, abstract); here the quantized matrices take half their bf16
+    bytes plus one fp16 scale per row."""
+    q = nq.quantize_model(draft, "int8-channel")
+    layers = nq.quantized_layers(q).values()
+    int8 = sum(l.weight_codes.nbytes + l.scales.nbytes for l in layers)
+    bf16 = sum(2 * l.out_features * l.in_features for l in layers)
+    assert 0.5 < int8 / bf16 < 0.5 + 1 / draft.cfg.d_model + 1e-9

@@ -100,8 +100,7 @@ def _budget() -> float:
 
 def _bench(fn, device: str, name: str):
     return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
-                 budget_s=_budget(), min_reps=5, env=False,
-                 flush_cache=device.startswith("cuda"))
+                 budget_s=_budget(), min_reps=5, env=False, flush_cache=True)
 
 
 # --- the traffic model of the speed section --------------------------------------------------
@@ -251,7 +250,8 @@ def measure_kernel_checks(gen) -> dict:
     from helpers.kernels import triton_device
 
     device = triton_device("cpu")
-    cfg = kern.Int8Config(16, 32, 1, 1)
+    # one warp in the interpreter (fast); a GPU gets four, as tl.dot's tensor-core paths expect
+    cfg = kern.Int8Config(16, 32, 1, 1) if kern.INTERPRETED else kern.Int8Config(16, 32, 4, 2)
     cases = []
     for dtype in (torch.float32, torch.float16, torch.bfloat16):
         for m, n, k in ((1, 40, 96), (3, 33, 70), (16, 48, 64), (17, 20, 50)):
