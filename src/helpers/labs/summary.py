@@ -25,6 +25,7 @@ LABS = (
     ("reduction_softmax", "sec-lab-reduction-softmax"),
     ("gemm", "sec-lab-gemm"),
     ("attention", "sec-lab-attention"),
+    ("quantization", "sec-lab-quantization"),
     ("collectives", "sec-lab-collectives"),
     ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),

@@ -1,0 +1,495 @@
+r"""Symmetric integer quantization of weights: scales, round trips, errors and memory.
+
+A weight :math:`w` is stored as a signed integer :math:`q` of :math:`b` bits and a scale
+:math:`s` shared by a block of weights (the whole tensor, one output row, or a group of
+:math:`G` consecutive inputs of a row):
+
+.. math::
+
+    s = \frac{\max |w|}{q_{\max}},\qquad q = \operatorname{clip}\bigl(\operatorname{round}(w / s),
+    -q_{\max}, q_{\max}\bigr),\qquad \hat w = s\,q,\qquad q_{\max} = 2^{b-1} - 1
+    \qquad\text{(eq-qs-absmax)}
+
+This is *absmax* (symmetric) quantization: the grid is centred on zero, has no zero point,
+and uses :math:`-q_{\max} .. q_{\max}` (the most negative two's-complement code, e.g. -128,
+is left unused so the grid is symmetric). Three granularities:
+
+* ``"tensor"``: one scale for the whole matrix (LLM.int8()'s "absmax" baseline);
+* ``"channel"``: one scale per output row (per-channel / "vector-wise" int8);
+* ``"group"``: one scale per group of ``group_size`` consecutive inputs of each row (the
+  int4 "g128" formats of GPTQ and AWQ, and llama.cpp's Q4_0 / Q8_0 blocks of 32).
+
+Every function takes numpy arrays or torch tensors (2-D ``(out_features, in_features)`` for
+the matrix functions) and returns the same kind, on the same device. Introduced in
+{ref}`sec-quantization-and-speculation`; the integer formats themselves are
+:mod:`helpers.models.numerics`'s ``int8`` and ``int4``.
+
+References
+----------
+* Dettmers, T. et al. (2022), "LLM.int8(): 8-bit Matrix Multiplication for Transformers at
+  Scale", NeurIPS, section 2.1 (absmax quantization: scale 127 / max|X|) and section 3
+  (vector-wise quantization; outlier features inflate the scale).
+* Frantar, E. et al. (2023), "GPTQ: Accurate Post-Training Quantization for Generative
+  Pre-trained Transformers", ICLR (3- and 4-bit weights, grouping of 128 columns).
+* Lin, J. et al. (2024), "AWQ: Activation-aware Weight Quantization for LLM Compression and
+  Acceleration", MLSys (int4 weights, group size 128, fp16 scales).
+* llama.cpp, ``ggml/src/ggml-common.h``: ``block_q4_0`` is one fp16 scale and 32 4-bit
+  values (``sizeof == sizeof(ggml_half) + QK4_0 / 2`` = 18 bytes, 4.5 bits per weight);
+  ``block_q8_0`` is one fp16 scale and 32 int8 values (34 bytes, 8.5 bits per weight).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._checks import positive as _positive
+from ._checks import positive_int as _positive_int
+from .numerics import IntFormat, max_finite, number_format
+
+__all__ = [
+    "GRANULARITIES", "qmax", "absmax_scales", "quantize", "dequantize", "fake_quantize",
+    "max_rounding_error", "rms_rounding_error", "outlier_levels", "bits_per_weight",
+    "quantized_weight_bytes",
+]
+
+#: The scale granularities, coarsest first.
+GRANULARITIES = ("tensor", "channel", "group")
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _int_format(bits) -> IntFormat:
+    if isinstance(bits, str):
+        f = number_format(bits)
+        if not isinstance(f, IntFormat):
+            raise ValueError(f"bits must name an integer format (int8, int4), got {bits!r}")
+        return f
+    b = _positive_int("bits", bits, minimum=2)
+    if b > 16:
+        raise ValueError(f"bits must be an integer in [2, 16], got {bits!r}")
+    return IntFormat(f"int{b}", b, "two's complement")
+
+
+def qmax(bits=8) -> float:
+    r"""Largest code of the symmetric ``bits``-bit grid, :math:`q_{\max} = 2^{b-1} - 1`.
+
+    .. math:: q_{\max} = 2^{b-1} - 1
+
+    Parameters
+    ----------
+    bits : int or str
+        Bit width (2..16) or an integer format's name (``"int8"``, ``"int4"``).
+
+    Returns
+    -------
+    float
+        127 for int8, 7 for int4 (dimensionless).
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1: int8 absmax scales by 127.
+
+    Examples
+    --------
+    >>> qmax(8), qmax("int4")
+    (127.0, 7.0)
+    """
+    return max_finite(_int_format(bits))
+
+
+def _check_matrix(w):
+    if getattr(w, "ndim", None) != 2:
+        raise ValueError(f"w must be a 2-D (out_features, in_features) array, got shape "
+                         f"{tuple(getattr(w, 'shape', ()))}")
+    if _is_torch(w):
+        import torch
+        if not bool(torch.isfinite(w).all()):
+            raise ValueError("w must be finite (it holds NaN or inf)")
+    elif not np.all(np.isfinite(w)):
+        raise ValueError("w must be finite (it holds NaN or inf)")
+
+
+def _groups(w, granularity: str, group_size):
+    """View of ``w`` as (rows, n_groups, group_len) blocks and the reduction axes."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+    rows, cols = w.shape
+    if granularity == "group":
+        g = _positive_int("group_size", group_size)
+        if cols % g:
+            raise ValueError(f"group_size must divide in_features ({cols}), got {g}")
+        return w.reshape(rows, cols // g, g)
+    return w.reshape(rows, 1, cols)
+
+
+def absmax_scales(w, granularity: str = "channel", *, bits=8, group_size: int | None = None):
+    r"""Absmax scales of ``w`` (same units as ``w``): one per tensor, row or group.
+
+    .. math:: s = \frac{\max_{\text{block}} |w|}{2^{b-1} - 1}          (the page labels this eq-qs-absmax)
+
+    Parameters
+    ----------
+    w : array or tensor, shape (out_features, in_features)
+        The weights (finite).
+    granularity : {"tensor", "channel", "group"}
+        Which block shares a scale: the whole matrix, one output row, or ``group_size``
+        consecutive inputs of a row.
+    bits : int or str
+        Bit width of the codes (``8``, ``4``, ``"int8"``...).
+    group_size : int
+        :math:`G`, inputs per group (``"group"`` only; must divide ``in_features``).
+
+    Returns
+    -------
+    array or tensor
+        Shape (1, 1), (out, 1) or (out, in / G), same kind, dtype and device as ``w``. A block
+        of zeros gets scale 0 (its codes are all 0).
+
+    Assumptions
+    -----------
+    Symmetric grid without zero point; the scale maps the block's largest magnitude exactly
+    onto :math:`q_{\max}`, so nothing clips.
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1 (absmax) and section 3.1 (vector-wise scales).
+
+    Examples
+    --------
+    >>> w = np.array([[0.5, -1.27], [0.1, 0.2]])
+    >>> absmax_scales(w, "tensor").tolist(), (absmax_scales(w, "channel") * 127).round(6).ravel().tolist()
+    ([[0.01]], [1.27, 0.2])
+    """
+    _check_matrix(w)
+    qm = qmax(bits)
+    blocks = _groups(w, granularity, group_size)
+    if _is_torch(w):
+        amax = blocks.abs().amax(dim=-1)
+        if granularity == "tensor":
+            amax = amax.amax().reshape(1, 1)
+    else:
+        amax = np.abs(blocks).max(axis=-1)
+        if granularity == "tensor":
+            amax = amax.max().reshape(1, 1)
+    return amax / qm
+
+
+def _expand(scales, w):
+    """Scales broadcast to ``w``'s shape (each group's scale repeated over its columns)."""
+    rows, cols = w.shape
+    n = scales.shape[1]
+    rep = cols // n
+    if _is_torch(w):
+        return scales.repeat_interleave(rep, dim=1).expand(rows, cols)
+    return np.broadcast_to(np.repeat(scales, rep, axis=1), (rows, cols))
+
+
+def quantize(w, scales, *, bits=8):
+    r"""Integer codes :math:`q = \operatorname{clip}(\operatorname{round}(w/s), -q_{\max}, q_{\max})`.
+
+    .. math:: q = \operatorname{clip}\bigl(\operatorname{round}(w / s), -q_{\max}, q_{\max}\bigr)
+
+    Parameters
+    ----------
+    w : array or tensor, shape (out_features, in_features)
+        The weights.
+    scales : array or tensor
+        From :func:`absmax_scales` (or any positive scales of shape (1, 1), (out, 1) or
+        (out, n_groups)).
+    bits : int or str
+        Bit width of the codes.
+
+    Returns
+    -------
+    array or tensor
+        The codes as floats holding integers in :math:`[-q_{\max}, q_{\max}]` (so int4 codes
+        fit a wider integer dtype; packing two per byte is the kernel's business). Blocks with
+        scale 0 get code 0.
+
+    Assumptions
+    -----------
+    Round half to even (numpy's and torch's ``round``).
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1, equation 1.
+
+    Examples
+    --------
+    >>> w = np.array([[0.5, -1.27, 0.004]])
+    >>> quantize(w, absmax_scales(w, "tensor")).tolist()
+    [[50.0, -127.0, 0.0]]
+    """
+    _check_matrix(w)
+    qm = qmax(bits)
+    if scales.ndim != 2 or scales.shape[0] not in (1, w.shape[0]) or w.shape[1] % scales.shape[1]:
+        raise ValueError(f"scales of shape {tuple(scales.shape)} do not fit w of shape "
+                         f"{tuple(w.shape)}")
+    s = _expand(scales, w)
+    if _is_torch(w):
+        import torch
+        safe = torch.where(s > 0, s, torch.ones_like(s))
+        return torch.clamp(torch.round(w / safe), -qm, qm)
+    safe = np.where(s > 0, s, 1.0)
+    return np.clip(np.round(w / safe), -qm, qm)
+
+
+def dequantize(q, scales):
+    r"""Weights back from codes: :math:`\hat w = s\,q` (same units as the scales).
+
+    .. math:: \hat w = s\,q
+
+    Parameters
+    ----------
+    q : array or tensor, shape (out_features, in_features)
+        Codes from :func:`quantize`.
+    scales : array or tensor
+        The scales they were made with.
+
+    Returns
+    -------
+    array or tensor
+        :math:`\hat w`, the value the kernel multiplies with.
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1.
+
+    Examples
+    --------
+    >>> dequantize(np.array([[50.0, -127.0]]), np.array([[0.01]])).tolist()
+    [[0.5, -1.27]]
+    """
+    return _expand(scales, q) * q
+
+
+def fake_quantize(w, granularity: str = "channel", *, bits=8, group_size: int | None = None):
+    r"""The round trip :math:`\hat w = s\,\operatorname{round}(w/s)`: the weights a quantized
+    model computes with, in ``w``'s dtype.
+
+    .. math:: \hat w = s \cdot \operatorname{clip}\bigl(\operatorname{round}(w/s), -q_{\max}, q_{\max}\bigr)
+
+    Parameters
+    ----------
+    w : array or tensor, shape (out_features, in_features)
+        The weights.
+    granularity, bits, group_size
+        As in :func:`absmax_scales`.
+
+    Returns
+    -------
+    array or tensor
+        :math:`\hat w`, same shape, kind and dtype as ``w``.
+
+    Assumptions
+    -----------
+    Round to nearest with absmax scales: no calibration data, no error feedback (GPTQ) and
+    no activation-aware rescaling (AWQ); those methods lower the error this one sets.
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1; Frantar et al. (2023), section 2 (round-to-nearest
+    as the baseline, "RTN").
+
+    Examples
+    --------
+    >>> w = np.array([[0.5, -1.27, 0.004]])
+    >>> fake_quantize(w, "tensor").round(6).tolist()
+    [[0.5, -1.27, 0.0]]
+    """
+    s = absmax_scales(w, granularity, bits=bits, group_size=group_size)
+    out = dequantize(quantize(w, s, bits=bits), s)
+    return out.to(w.dtype) if _is_torch(w) else out.astype(w.dtype, copy=False)
+
+
+def max_rounding_error(scale):
+    r"""Largest error of rounding to a grid of step ``scale``: :math:`|\hat w - w| \le s/2`.
+
+    .. math:: |\hat w - w| \le \frac{s}{2}                         (eq-qs-maxerr)
+
+    Parameters
+    ----------
+    scale : float or array
+        The grid step :math:`s` (> 0, units of :math:`w`).
+
+    Returns
+    -------
+    float or array
+        :math:`s / 2`.
+
+    Assumptions
+    -----------
+    Values inside the grid's range (absmax scales guarantee this: nothing clips).
+
+    References
+    ----------
+    Widrow, B. & Kollár, I. (2008), *Quantization Noise*, Cambridge University Press (the
+    uniform quantizer's error lies in :math:`[-q/2, q/2]`).
+
+    Examples
+    --------
+    >>> max_rounding_error(0.01)
+    0.005
+    """
+    from ._checks import positive_array
+    return positive_array("scale", scale) / 2
+
+
+def rms_rounding_error(scale):
+    r"""RMS error of rounding values spread over many grid steps: :math:`s/\sqrt{12}`.
+
+    .. math:: \sqrt{\mathbb{E}[(\hat w - w)^2]} = \frac{s}{\sqrt{12}}      (eq-qs-rmserr)
+
+    Parameters
+    ----------
+    scale : float or array
+        The grid step :math:`s` (> 0).
+
+    Returns
+    -------
+    float or array
+        :math:`s/\sqrt{12} \approx 0.289\,s`.
+
+    Assumptions
+    -----------
+    The rounding error is uniform on :math:`[-s/2, s/2]`: true when the values' density is
+    smooth over a step (they span many steps). It fails for values that sit on a few codes
+    (a block whose magnitudes are all near zero rounds to 0 with error :math:`|w|`).
+
+    References
+    ----------
+    Widrow & Kollár (2008): the uniform quantizer's noise has variance
+    :math:`q^2/12`; Bennett, W. R. (1948), "Spectra of quantized signals", *Bell System
+    Technical Journal* 27.
+
+    Examples
+    --------
+    >>> round(rms_rounding_error(1.0), 4)
+    0.2887
+    """
+    from ._checks import positive_array
+    return positive_array("scale", scale) / math.sqrt(12)
+
+
+def outlier_levels(typical_absmax: float, outlier_absmax: float, *, bits=8) -> float:
+    r"""Codes left for the ordinary weights of a block whose scale an outlier sets.
+
+    .. math:: n_{\text{levels}} = q_{\max}\,\frac{\max|w_{\text{typical}}|}{\max|w_{\text{outlier}}|}
+       \qquad\text{(eq-qs-outlier)}
+
+    With one outlier :math:`k` times larger than the rest, absmax stretches the grid by
+    :math:`k`: the ordinary weights use only :math:`q_{\max}/k` of the codes on each side,
+    and their RMS error grows :math:`k` times (:func:`rms_rounding_error` of the larger scale).
+
+    Parameters
+    ----------
+    typical_absmax : float
+        Largest magnitude among the ordinary weights (> 0).
+    outlier_absmax : float
+        Largest magnitude in the block, outlier included (>= ``typical_absmax``).
+    bits : int or str
+        Bit width of the codes.
+
+    Returns
+    -------
+    float
+        Positive codes the ordinary weights span (dimensionless; :math:`q_{\max}` with no
+        outlier).
+
+    References
+    ----------
+    Dettmers et al. (2022), section 3 and 4: outlier features of magnitude up to 20x the
+    others appear in all layers beyond 6.7B parameters and break per-tensor int8; their
+    mixed-precision decomposition keeps them in fp16.
+
+    Examples
+    --------
+    >>> outlier_levels(1.0, 20.0)
+    6.35
+    """
+    t = _positive("typical_absmax", typical_absmax)
+    o = _positive("outlier_absmax", outlier_absmax)
+    if o < t:
+        raise ValueError(f"outlier_absmax must be >= typical_absmax ({t}), got {o}")
+    return qmax(bits) * t / o
+
+
+def bits_per_weight(bits, *, group_size: int | None = None, scale_bits: float = 16,
+                    zero_bits: float = 0) -> float:
+    r"""Storage bits per weight of a grouped format, scales included.
+
+    .. math:: b_{\text{eff}} = b + \frac{b_s + b_z}{G}                  (eq-qs-bpw)
+
+    Parameters
+    ----------
+    bits : int or str
+        :math:`b`, bits of each code.
+    group_size : int or None
+        :math:`G`, weights sharing one scale (``in_features`` for per-channel); ``None``
+        ignores the scales (one per tensor is negligible).
+    scale_bits : float
+        :math:`b_s`, bits of each scale (16 for fp16 or bf16).
+    zero_bits : float
+        :math:`b_z`, bits of a zero point per group (0 for the symmetric formats here; GPTQ's
+        asymmetric packing stores one).
+
+    Returns
+    -------
+    float
+        :math:`b_{\text{eff}}` (bits; divide by 8 for bytes).
+
+    References
+    ----------
+    llama.cpp ``ggml/src/ggml-common.h``: ``block_q4_0`` = 2 + 16 bytes for 32 weights
+    (4.5 bits per weight), ``block_q8_0`` = 2 + 32 bytes (8.5); Lin et al. (2024): int4
+    with group size 128 and fp16 scales.
+
+    Examples
+    --------
+    >>> bits_per_weight(4, group_size=128), bits_per_weight(4, group_size=32)
+    (4.125, 4.5)
+    """
+    b = _int_format(bits).bits
+    sb = _positive("scale_bits", scale_bits, allow_zero=True)
+    zb = _positive("zero_bits", zero_bits, allow_zero=True)
+    if group_size is None:
+        return float(b)
+    return b + (sb + zb) / _positive_int("group_size", group_size)
+
+
+def quantized_weight_bytes(n_params: float, bits, *, group_size: int | None = None,
+                           scale_bits: float = 16, zero_bits: float = 0) -> float:
+    r"""Bytes of ``n_params`` weights stored in a (grouped) integer format.
+
+    .. math:: Q_w = N\,\frac{b_{\text{eff}}}{8}
+
+    Parameters
+    ----------
+    n_params : float
+        :math:`N`, weights (> 0).
+    bits, group_size, scale_bits, zero_bits
+        As in :func:`bits_per_weight`.
+
+    Returns
+    -------
+    float
+        Bytes (decimal).
+
+    References
+    ----------
+    As :func:`bits_per_weight`.
+
+    Examples
+    --------
+    A 7-billion-weight model in int4 g128 with fp16 scales:
+
+    >>> quantized_weight_bytes(7e9, 4, group_size=128) / 1e9
+    3.609375
+    """
+    n = _positive("n_params", n_params)
+    return n * bits_per_weight(bits, group_size=group_size, scale_bits=scale_bits,
+                               zero_bits=zero_bits) / 8
