@@ -28,6 +28,7 @@ LABS = (
     ("collectives", "sec-lab-collectives"),
     ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),
+    ("load", "sec-lab-load"),
 )
 
 
