@@ -753,7 +753,7 @@ def mmck_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_rate_p
             term *= x / j
         tail += term
         miss += pi[n] * min(1.0, tail)
-    return 1.0 - miss / admitted
+    return min(1.0, max(0.0, 1.0 - miss / admitted))
 
 
 def mmc_servers_needed(arrival_rate_per_s: float, service_rate_per_s: float, slo_s: float,
