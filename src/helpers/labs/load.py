@@ -57,7 +57,7 @@ from helpers.models import slo as slom
 
 __all__ = ["LAB", "settings", "usable_cpus", "Pool", "calibrate", "drive", "predict", "run",
            "reference_or_none", "run_rows", "comparison_rows", "grade_erlang_c",
-           "erlang_c_reference", "main"]
+           "erlang_c_reference", "prose_numbers", "MISSING", "admission_capacity", "main"]
 
 LAB = "load"
 SEED = 2026
@@ -408,6 +408,46 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
                            model=r and r["model_goodput_norm"], h200=r and r["goodput_norm"],
                            yours=y and y["goodput_norm"], digits=2))
     return out
+
+
+MISSING = "(not measured yet)"
+
+
+def prose_numbers(result: dict | None) -> dict:
+    """The numbers the page's prose states about a result, formatted (MISSING when absent)."""
+    keys = ("servers", "cpus", "service_ms", "cv", "prefill_ms", "slo_ms", "cap", "n_runs",
+            "high_factor", "free_high_pct", "free_high_model_pct", "cap_high_pct",
+            "cap_high_model_pct", "cap_high_block_pct", "cap_high_block_model_pct",
+            "sim_mae_pct", "model_mae_pct", "best_free_pct", "best_free_factor")
+    if result is None:
+        return {k: MISSING for k in keys}
+    m = result["measurements"]
+    cal = m["calibration"]
+    rows = run_rows(result)
+    free = [r for r in rows if r["policy"] == "none"]
+    cap = [r for r in rows if r["policy"] == "cap"]
+    best = max(free, key=lambda r: r["goodput_norm"])
+    return {
+        "servers": str(m["servers"]),
+        "cpus": str(result["settings"]["usable_cpus"]),
+        "service_ms": f"{cal['mean_service_s'] * 1e3:.3g}",
+        "cv": f"{cal['service_cv']:.2f}",
+        "prefill_ms": f"{cal['mean_prefill_s'] * 1e3:.3g}",
+        "slo_ms": f"{m['slo_s'] * 1e3:.3g}",
+        "cap": str(m["capacity"]),
+        "n_runs": str(len(rows)),
+        "high_factor": f"{free[-1]['factor']:g}",
+        "free_high_pct": f"{100 * free[-1]['goodput_norm']:.0f}",
+        "free_high_model_pct": f"{100 * free[-1]['model_goodput_norm']:.0f}",
+        "cap_high_pct": f"{100 * cap[-1]['goodput_norm']:.0f}",
+        "cap_high_model_pct": f"{100 * cap[-1]['model_goodput_norm']:.0f}",
+        "cap_high_block_pct": f"{100 * cap[-1]['blocked_fraction']:.0f}",
+        "cap_high_block_model_pct": f"{100 * cap[-1]['model_blocked_fraction']:.0f}",
+        "sim_mae_pct": f"{100 * np.mean([abs(r['sim_goodput_norm'] - r['goodput_norm']) for r in rows]):.0f}",
+        "model_mae_pct": f"{100 * np.mean([abs(r['model_goodput_norm'] - r['goodput_norm']) for r in rows]):.0f}",
+        "best_free_pct": f"{100 * best['goodput_norm']:.0f}",
+        "best_free_factor": f"{best['factor']:g}",
+    }
 
 
 # --- grading ----------------------------------------------------------------------------------
