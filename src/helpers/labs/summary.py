@@ -31,6 +31,7 @@ LABS = (
     ("checkpointing", "sec-lab-checkpointing"),
     ("decode", "sec-lab-decode"),
     ("serving", "sec-lab-serving"),
+    ("load", "sec-lab-load"),
 )
 
 
