@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from ..models import kv_paging
 from ..models._checks import positive_int
 from ..nn.decoder import Decoder, apply_rope
-from .paged import BlockAllocator, BlockTable, KVPool
+from .paged import BlockAllocator, BlockTable, KVPool, plan_step
 
 __all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "serve"]
 
@@ -293,17 +293,7 @@ class Engine:
                 raise ValueError(f"request {waiting[0].id} cannot get a KV block from a pool "
                                  f"of {self.num_blocks}")
             # build the step: every decode, then prefill chunks up to the token budget
-            budget = self.token_budget
-            work = []
-            for s in [s for s in running if not s.in_prefill]:
-                work.append((s, 1))
-                budget -= 1
-            for s in [s for s in running if s.in_prefill]:
-                if budget <= 0:
-                    break
-                n = min(len(s.prompt) - s.num_computed, budget)
-                work.append((s, n))
-                budget -= n
+            work = plan_step(running, self.token_budget)
             # give every chosen sequence its blocks; preempt the youngest when the pool is dry
             ready = []
             for s, n in work:

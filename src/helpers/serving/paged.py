@@ -30,7 +30,7 @@ from __future__ import annotations
 from ..models import kv_paging
 from ..models._checks import positive_int
 
-__all__ = ["BlockTable", "BlockAllocator", "KVPool", "prefix_hashes"]
+__all__ = ["BlockTable", "BlockAllocator", "KVPool", "prefix_hashes", "plan_step"]
 
 
 class BlockTable:
@@ -220,3 +220,21 @@ class KVPool:
     def nbytes(self) -> int:
         """Bytes of the whole pool (keys and values of every layer)."""
         return sum(t.nbytes for t in self.k) + sum(t.nbytes for t in self.v)
+
+
+def plan_step(running, token_budget: int) -> list:
+    """One continuous-batching iteration's work, shared by the engine and its simulator:
+    every decoding sequence gets one token, then sequences still in prefill get chunks of
+    their prompt (``len(s.prompt) - s.num_computed`` tokens at most) until ``token_budget``
+    tokens are planned. Returns ``[(sequence, n_tokens), ...]`` in that order."""
+    budget, work = token_budget, []
+    for s in [s for s in running if not s.in_prefill]:
+        work.append((s, 1))
+        budget -= 1
+    for s in [s for s in running if s.in_prefill]:
+        if budget <= 0:
+            break
+        n = min(len(s.prompt) - s.num_computed, budget)
+        work.append((s, n))
+        budget -= n
+    return work

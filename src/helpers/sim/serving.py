@@ -29,7 +29,7 @@ import numpy as np
 
 from ..models import kv_paging
 from ..models._checks import positive, positive_int
-from ..serving.paged import BlockAllocator, BlockTable
+from ..serving.paged import BlockAllocator, BlockTable, plan_step
 
 __all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "SCHEDULERS",
            "ALLOCATORS"]
@@ -276,16 +276,7 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
                     s.num_computed, s.table = 0, None
                     break
                 running.append(waiting.pop(0))
-            budget, work = token_budget, []
-            for s in [s for s in running if not s.in_prefill]:
-                work.append((s, 1))
-                budget -= 1
-            for s in [s for s in running if s.in_prefill]:
-                if budget <= 0:
-                    break
-                n = min(len(s.prompt) - s.num_computed, budget)
-                work.append((s, n))
-                budget -= n
+            work = plan_step(running, token_budget)
             ready = []
             for s, n in work:
                 while s in running and not alloc.grow(s.table, s.num_computed + n):
