@@ -17,6 +17,10 @@ up three defects of the Jupyter Book 1 stack that show as console errors in a br
   term on any page shows what it means.
 * pydata-sphinx-theme logs an error on a fresh browser profile unless ``html_context``
   sets ``default_mode``.
+* pydata-sphinx-theme's template loads ``scripts/fontawesome.js`` on every page (1.5 MB, 0.5 MB
+  gzipped: the heaviest file of most pages, see ``helpers.book_weight``) only "so that users
+  can add custom icons", which the book does not; its style sheet already draws every icon
+  from the Font Awesome web fonts. The tag is dropped from each written page after the build.
 """
 
 import re
@@ -96,6 +100,19 @@ def _term_titles(app, doctree, docname):
             ref["reftitle"] = text if len(text) <= 300 else text[:297] + "..."
 
 
+_FONTAWESOME_JS = re.compile(r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?')
+
+
+def _drop_fontawesome_js(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lean = _FONTAWESOME_JS.sub("", text)
+        if lean != text:
+            page.write_text(lean, encoding="utf-8")
+
+
 def setup(app):
     app.connect("builder-inited", _add_static)
     app.connect("config-inited", _theme_defaults)
@@ -104,6 +121,7 @@ def setup(app):
     app.connect("env-purge-doc", _purge_glossary)
     app.connect("env-merge-info", _merge_glossary)
     app.connect("doctree-resolved", _term_titles)
+    app.connect("build-finished", _drop_fontawesome_js)
     app.add_js_file("mathjax2-shim.js", priority=200)
     app.add_css_file("book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

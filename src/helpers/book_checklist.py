@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from .book_map import LAYERS, ROOT, Markdown, built_pages, is_written, load_map
+from .book_map import LAYERS, ROOT, Markdown, _item, built_pages, load_map
 
 __all__ = ["CHECKLIST_PATH", "load_checklist", "checklist_markdown"]
 
@@ -40,13 +40,6 @@ def load_checklist(path: str | Path | None = None) -> dict:
     return data
 
 
-def _link(label: str, data: dict, toc: list[str]) -> str:
-    page = data["pages"][label]
-    if is_written(label, data, toc):
-        return f"{{ref}}`{page['short']} <{label}>`"
-    return f"{page['short']} *(to come)*"
-
-
 def checklist_markdown(root: str | Path | None = None) -> Markdown:
     """The checklist as MyST markdown: one section per layer, top of the stack first."""
     items, data, toc = load_checklist(), load_map(), built_pages(root or ROOT)
@@ -57,7 +50,7 @@ def checklist_markdown(root: str | Path | None = None) -> Markdown:
         info = data["layers"][layer]
         out.append(f"## {layer}: {info['name']}\n\n*{info['scope']}*\n")
         for item in items[layer]:
-            links = ", ".join(_link(p, data, toc) for p in item["pages"])
+            links = ", ".join(_item(p, data, toc) for p in item["pages"])
             out.append(f"- **{item['q']}** {item['do']} ({links})")
         out.append("")
     return Markdown("\n".join(out))

@@ -1,5 +1,6 @@
-"""Tests of helpers.figures.cuda_execution: valid, deterministic, theme-aware SVG whose numbers
-come from the SM limits and the occupancy model; plots that draw what the model computes."""
+"""Tests of helpers.figures.cuda_execution: SVG whose numbers
+come from the SM limits and the occupancy model; plots that draw what the model computes.
+(Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
 from __future__ import annotations
 
@@ -16,29 +17,13 @@ import pytest  # noqa: E402
 
 from helpers import specs  # noqa: E402
 from helpers.figures import cuda_execution as fc  # noqa: E402
-from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import occupancy as occ  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-
 def _texts(fig):
     return ["".join(el.itertext()) for el in ET.fromstring(fig.svg).iter(f"{SVG_NS}text")]
-
-
-@pytest.mark.parametrize("make", [fc.opening_animation, fc.structure_diagram, fc.streams_diagram])
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    root = ET.fromstring(a.svg)
-    uid = root.get("data-figure")
-    ids = [el.get("id") for el in root.iter() if el.get("id")]
-    assert len(ids) == len(set(ids)) and all(i.startswith(uid + "-") for i in ids)
-    texts = list(root.iter(f"{SVG_NS}text"))
-    assert texts and all(t.get("fill") in (TEXT, MUTED) or t.get("fill", "").startswith("#")
-                         for t in texts)
-    assert TEXT in a.svg
 
 
 def test_opening_animation_counts_waves_with_the_model():

@@ -1,7 +1,5 @@
-"""Tests of helpers.figures.dram_and_numa: valid, deterministic, theme-aware SVG; the plot draws
-what the model computes."""
-
-import xml.etree.ElementTree as ET
+"""Tests of helpers.figures.dram_and_numa: the plot draws
+what the model computes. (Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
 import matplotlib
 
@@ -12,16 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.figures import dram_and_numa as fig  # noqa: E402
-from helpers.figures.svg import TEXT  # noqa: E402
 from helpers.models import dram  # noqa: E402
-
-
-@pytest.mark.parametrize("make", [fig.opening_animation, fig.structure_diagram])
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    ET.fromstring(a.svg)
-    assert TEXT in a.svg or "var(--pst-color-text-base" in a.svg
 
 
 def test_the_animation_moves_and_the_diagram_does_not():

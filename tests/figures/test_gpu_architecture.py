@@ -1,7 +1,7 @@
-"""Tests of helpers.figures.gpu_architecture: valid, theme-aware, deterministic SVG whose numbers
-come from the specs; plots that draw what the models compute."""
+"""Tests of helpers.figures.gpu_architecture: SVG whose numbers
+come from the specs; plots that draw what the models compute.
+(Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
-import re
 import xml.etree.ElementTree as ET
 
 import matplotlib
@@ -14,30 +14,13 @@ import pytest  # noqa: E402
 
 from helpers import specs, units  # noqa: E402
 from helpers.figures import gpu_architecture as ga  # noqa: E402
-from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import gpu_peaks  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-
 def _texts(fig):
     return " | ".join(el.text or "" for el in ET.fromstring(fig.svg).iter(f"{SVG_NS}text"))
-
-
-@pytest.mark.parametrize("make", [ga.opening_animation, ga.structure_diagram])
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    root = ET.fromstring(a.svg)
-    assert root.tag == f"{SVG_NS}svg"
-    ids = [el.get("id") for el in root.iter() if el.get("id")]
-    uid = root.get("data-figure")
-    assert len(ids) == len(set(ids)) and all(i.startswith(uid + "-") for i in ids)
-    texts = list(root.iter(f"{SVG_NS}text"))
-    assert texts and sum(t.get("fill") in (TEXT, MUTED) for t in texts) > len(texts) / 2
-    assert not re.search(r'fill="(#000|#000000|#fff|#ffffff|black|white)"', a.svg)
-    assert root.find(f"{SVG_NS}title") is not None and root.find(f"{SVG_NS}desc") is not None
 
 
 def test_animation_is_animated_and_diagram_is_not():

@@ -1,5 +1,5 @@
-"""Figures of the reduction and softmax lab: valid deterministic SVG, and a plot that draws the
-numbers it is given."""
+"""Figures of the reduction and softmax lab: a plot that draws the
+numbers it is given. (Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
 import xml.etree.ElementTree as ET
 
@@ -14,14 +14,6 @@ from helpers.figures import lab_reduction_softmax as fig  # noqa: E402
 from helpers.labs import reduction_softmax as lab  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-
-
-
-@pytest.mark.parametrize("make", [fig.opening_animation, fig.structure_diagram])
-def test_svg_is_valid_and_deterministic(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    ET.fromstring(a.svg)
 
 
 def test_animation_counts_the_trips_the_runner_counts():

@@ -1,5 +1,6 @@
-"""Tests of helpers.figures.parallelism: valid, deterministic, theme-aware SVG whose content
-comes from the simulator and the mesh model; plots that draw what the models compute."""
+"""Tests of helpers.figures.parallelism: SVG whose content
+comes from the simulator and the mesh model; plots that draw what the models compute.
+(Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
 from __future__ import annotations
 
@@ -14,30 +15,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.figures import parallelism as fp  # noqa: E402
-from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import parallelism as par  # noqa: E402
 from helpers.sim import pipeline as pipe  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-
 def _texts(fig):
     return ["".join(el.itertext()) for el in ET.fromstring(fig.svg).iter(f"{SVG_NS}text")]
-
-
-@pytest.mark.parametrize("make", [fp.opening_animation, fp.structure_diagram])
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    root = ET.fromstring(a.svg)
-    uid = root.get("data-figure")
-    ids = [el.get("id") for el in root.iter() if el.get("id")]
-    assert len(ids) == len(set(ids)) and all(i.startswith(uid + "-") for i in ids)
-    texts = list(root.iter(f"{SVG_NS}text"))
-    assert texts and all(t.get("fill") in (TEXT, MUTED) or t.get("fill", "").startswith("#")
-                         for t in texts)
-    assert TEXT in a.svg
 
 
 def test_opening_animation_draws_every_operation_and_the_simulated_bubble():

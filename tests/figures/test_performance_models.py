@@ -1,7 +1,7 @@
-"""Tests of helpers.figures.performance_models: valid, theme-aware, deterministic SVG whose
-numbers come from the specs and models; plots that draw what the models compute."""
+"""Tests of helpers.figures.performance_models: SVG whose
+numbers come from the specs and models; plots that draw what the models compute.
+(Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
-import re
 import xml.etree.ElementTree as ET
 
 import matplotlib
@@ -14,11 +14,9 @@ import pytest  # noqa: E402
 
 from helpers import specs, units  # noqa: E402
 from helpers.figures import performance_models as pm  # noqa: E402
-from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import amdahl, decode_bandwidth, queueing, roofline  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-
 
 
 def _parse(fig):
@@ -27,25 +25,6 @@ def _parse(fig):
 
 def _texts(root):
     return [el.text or "" for el in root.iter(f"{SVG_NS}text")]
-
-
-@pytest.mark.parametrize("make", [pm.opening_animation, pm.structure_diagram])
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg  # same call, same bytes (nbval compares them)
-    root = _parse(a)
-    assert root.tag == f"{SVG_NS}svg"
-    ids = [el.get("id") for el in root.iter() if el.get("id")]
-    uid = root.get("data-figure")
-    assert len(ids) == len(set(ids)) and all(i.startswith(uid + "-") for i in ids)
-    # Text takes the theme's colours through CSS variables, so it follows light and dark modes
-    # (the site's stylesheet lets the book's figures sit on the page in dark mode).
-    texts = list(root.iter(f"{SVG_NS}text"))
-    assert texts and all(t.get("fill") in (TEXT, MUTED) or t.get("fill", "").startswith("#")
-                         for t in texts)
-    assert sum(t.get("fill") in (TEXT, MUTED) for t in texts) > len(texts) / 2
-    assert not re.search(r'fill="(#000|#000000|#fff|#ffffff|black|white)"', a.svg)
-    assert root.find(f"{SVG_NS}title") is not None and root.find(f"{SVG_NS}desc") is not None
 
 
 def test_figures_have_distinct_uids():

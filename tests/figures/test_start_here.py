@@ -1,5 +1,5 @@
-"""Tests of helpers.figures.start_here: valid, deterministic, theme-aware SVG; the transfer
-plot draws the model."""
+"""Tests of helpers.figures.start_here: the transfer
+plot draws the model. (Validity, determinism and theme: tests/figures/test_svg_common.py.)"""
 
 import re
 import xml.etree.ElementTree as ET
@@ -13,24 +13,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.figures import start_here as sh  # noqa: E402
-from helpers.figures.svg import MUTED, TEXT  # noqa: E402
 from helpers.models import latency_bandwidth as lb  # noqa: E402
 
-SVG_NS = "{http://www.w3.org/2000/svg}"
 MAKERS = [sh.opening_animation, sh.structure_diagram, sh.bytes_diagram, sh.threads_animation,
           sh.replication_animation]
-
-
-
-@pytest.mark.parametrize("make", MAKERS)
-def test_svg_is_valid_deterministic_and_theme_aware(make):
-    a, b = make(), make()
-    assert a.svg == b.svg
-    root = ET.fromstring(a.svg)
-    texts = list(root.iter(f"{SVG_NS}text"))
-    assert texts and sum(t.get("fill") in (TEXT, MUTED) for t in texts) > len(texts) / 2
-    assert not re.search(r'fill="(#000|#000000|#fff|#ffffff|black|white)"', a.svg)
-    assert root.find(f"{SVG_NS}title") is not None and root.find(f"{SVG_NS}desc") is not None
 
 
 def test_uids_are_distinct_and_animations_move():

@@ -208,3 +208,21 @@ def test_grader_passes_the_book_kernel_and_fails_one_without_the_rescale():
 
 def test_speed_is_not_graded_on_a_cpu():
     assert lab.grade_attention_speed(kern.attention_fwd_kernel, device="cpu") is None
+
+
+def test_kernel_names_keep_device_kernels_of_every_backend():
+    """The first filter matched names and dropped cuDNN's kernels (``cudnn...``), leaving the
+    shipped H200 result without the SDPA backend; the filter now reads the device type."""
+    from types import SimpleNamespace as Ev
+
+    from torch.autograd import DeviceType
+
+    events = [Ev(key="cudaLaunchKernel", device_type=DeviceType.CPU, device_time_total=0),
+              Ev(key="Memset (Device)", device_type=DeviceType.CUDA, device_time_total=1.0),
+              Ev(key="cudnn_generated_fort_native_sdpa_sm90_flash_fprop", device_type=DeviceType.CUDA,
+                 device_time_total=90.0),
+              Ev(key="void pytorch_flash::flash_fwd_kernel<>", device_type=DeviceType.CUDA,
+                 device_time_total=120.0)]
+    assert lab._kernel_names(events) == ["void pytorch_flash::flash_fwd_kernel<>",
+                                         "cudnn_generated_fort_native_sdpa_sm90_flash_fprop"]
+    assert lab._kernel_names(events[:2]) == []

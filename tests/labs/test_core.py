@@ -74,3 +74,16 @@ def test_table_text_and_html():
     with pytest.raises(ValueError):
         report.relative_error(1.0, 0.0)
     assert report.relative_error(1.1, 1.0) == pytest.approx(0.1)
+
+
+def test_cpu_threads_sets_every_usable_core_on_a_cpu_and_nothing_on_a_gpu():
+    import torch
+
+    from helpers.bench.probes import usable_cores
+
+    before = torch.get_num_threads()
+    with core.cpu_threads("cpu") as n:
+        assert n == usable_cores() == torch.get_num_threads()
+    assert torch.get_num_threads() == before
+    with core.cpu_threads("cuda:0") as n:
+        assert n is None and torch.get_num_threads() == before

@@ -192,3 +192,139 @@ def test_unreachable_latency_target():
         qm.mm1_max_arrival_rate_per_s(50.0, 0.050, percentile=99)
     with pytest.raises(ValueError, match="little_time|arrival_rate_per_s"):
         qm.little_time_in_system_s(1.0, 0.0)
+
+
+# --- c servers: Erlang B and C, M/M/c, M/M/c/K -------------------------------------------
+
+servers_st = st.integers(min_value=1, max_value=200)
+
+
+@given(servers_st, st.floats(min_value=0.0, max_value=0.999))
+def test_erlang_c_limits_and_identities(c, rho):
+    a = rho * c
+    pw = qm.erlang_c(c, a)
+    assert 0.0 <= pw <= 1.0
+    # waiting is at least as likely as blocking with no room (Erlang C >= Erlang B)
+    assert pw >= qm.erlang_b(c, a) - 1e-12
+    # Little's law inside the formula: L_q = lambda W_q = C a / (c - a)
+    assert 1.0 * a * qm.mmc_mean_wait_s(a, 1.0, c) == pytest.approx(pw * a / (c - a), rel=1e-9,
+                                                                    abs=1e-12)
+
+
+@given(st.floats(min_value=0.0, max_value=0.999), service_rates)
+def test_one_server_is_mm1(rho, mu):
+    lam = rho * mu
+    assert qm.erlang_c(1, rho) == pytest.approx(rho, abs=1e-12)
+    assert qm.mmc_mean_wait_s(lam, mu, 1) == pytest.approx(qm.mm1_mean_wait_s(lam, mu), rel=1e-9,
+                                                           abs=1e-15)
+    assert qm.mmc_wait_percentile_s(95, lam, mu, 1) == pytest.approx(
+        qm.mm1_wait_percentile_s(95, lam, mu), rel=1e-9, abs=1e-15)
+    assert qm.mgc_mean_wait_s(lam, 1 / mu, 1, 0.3) == pytest.approx(
+        qm.mg1_mean_wait_s(lam, 1 / mu, 0.3), rel=1e-9, abs=1e-15)
+
+
+def test_erlang_c_against_its_textbook_sum_and_pooling_helps():
+    def textbook(c, a):  # the closed form with factorials, fine for small c
+        top = a ** c / math.factorial(c) * c / (c - a)
+        return top / (sum(a ** k / math.factorial(k) for k in range(c)) + top)
+
+    for c, a in [(2, 1.5), (3, 2.0), (10, 6.0), (14, 10.0), (40, 35.0)]:
+        assert qm.erlang_c(c, a) == pytest.approx(textbook(c, a), rel=1e-12)
+    # the same per-server utilization waits less with more servers (pooling)
+    waits = [qm.mmc_mean_wait_s(0.8 * c, 1.0, c) for c in (1, 2, 4, 8, 16)]
+    assert waits == sorted(waits, reverse=True)
+    assert qm.erlang_c(400, 399.0) < 1.0 and qm.erlang_b(400, 1e4) < 1.0  # no overflow
+
+
+def test_attainment_and_percentile_invert_each_other():
+    lam, mu, c = 7.0, 1.0, 8
+    for p in (50, 90, 99, 99.9):
+        w = qm.mmc_wait_percentile_s(p, lam, mu, c)
+        if w > 0:
+            assert qm.mmc_wait_attainment(w, lam, mu, c) == pytest.approx(p / 100, rel=1e-9)
+    assert qm.mmc_wait_attainment(0.0, lam, mu, c) == pytest.approx(1 - qm.erlang_c(c, 7.0))
+
+
+@given(st.integers(1, 12), st.integers(0, 30), st.floats(0.01, 20.0))
+def test_mmck_is_a_distribution_and_tends_to_mmc(c, extra, a):
+    k = c + extra
+    pi = qm.mmck_state_probabilities(a, 1.0, c, k)
+    assert len(pi) == k + 1 and math.fsum(pi) == pytest.approx(1.0)
+    assert 0.0 <= qm.mmck_blocking_probability(a, 1.0, c, k) < 1.0
+    assert 0.0 <= qm.mmck_wait_attainment(0.5, a, 1.0, c, k) <= 1.0 + 1e-12
+
+
+def test_mmck_limits():
+    # K = c is Erlang B; a huge K below saturation is M/M/c
+    assert qm.mmck_blocking_probability(6.0, 1.0, 4, 4) == pytest.approx(qm.erlang_b(4, 6.0))
+    assert qm.mmck_wait_attainment(0.3, 3.0, 1.0, 4, 400) == pytest.approx(
+        qm.mmc_wait_attainment(0.3, 3.0, 1.0, 4), rel=1e-9)
+    # past saturation a bigger cap blocks less but makes the admitted wait longer
+    b = [qm.mmck_blocking_probability(12.0, 1.0, 4, k) for k in (4, 8, 16)]
+    att = [qm.mmck_wait_attainment(0.5, 12.0, 1.0, 4, k) for k in (4, 8, 16)]
+    assert b == sorted(b, reverse=True) and att == sorted(att, reverse=True)
+    # M/M/1/K blocking in closed form: (1 - r) r^K / (1 - r^(K+1))
+    r, k = 1.5, 5
+    assert qm.mmck_blocking_probability(r, 1.0, 1, k) == pytest.approx(
+        (1 - r) * r ** k / (1 - r ** (k + 1)))
+
+
+def test_servers_needed_with_reserve():
+    lam, mu = 50.0, 1.0
+    c = qm.mmc_servers_needed(lam, mu, 0.2, 0.95)
+    assert qm.mmc_wait_attainment(0.2, lam, mu, c) >= 0.95
+    assert qm.mmc_wait_attainment(0.2, lam, mu, c - 1) < 0.95 if c - 1 > lam / mu else True
+    assert qm.mmc_servers_needed(lam, mu, 0.2, 0.95, reserve=0.25) >= c
+    assert qm.mmc_servers_needed(lam, mu, 0.2, 0.95, reserve=0.25) == qm.mmc_servers_needed(
+        1.25 * lam, mu, 0.2, 0.95)
+
+
+# --- the oracle: the c-server simulator -------------------------------------------------
+
+@pytest.mark.parametrize("lam,c", [(1.5, 2), (3.2, 4), (6.0, 8)])
+def test_mmc_formulas_match_simulation(lam, c):
+    tr = qs.simulate_mmc(lam, 1.0, c, 60_000, seed=7)
+    assert tr.mean_wait_s() == pytest.approx(qm.mmc_mean_wait_s(lam, 1.0, c), rel=0.12)
+    assert float(np.mean(tr.wait_s > 0)) == pytest.approx(qm.erlang_c(c, lam), abs=0.02)
+    assert tr.wait_attainment(0.3) == pytest.approx(qm.mmc_wait_attainment(0.3, lam, 1.0, c),
+                                                    abs=0.02)
+
+
+@pytest.mark.parametrize("lam,c,k", [(6.0, 4, 8), (2.0, 2, 3), (20.0, 8, 12)])
+def test_mmck_formulas_match_simulation(lam, c, k):
+    tr = qs.simulate_mmc(lam, 1.0, c, 60_000, seed=3, capacity=k)
+    assert tr.blocking_fraction() == pytest.approx(qm.mmck_blocking_probability(lam, 1.0, c, k),
+                                                   abs=0.01)
+    assert tr.wait_attainment(0.2) == pytest.approx(
+        qm.mmck_wait_attainment(0.2, lam, 1.0, c, k), abs=0.015)
+
+
+# --- published numbers ---------------------------------------------------------------------
+
+def test_erlangc_package_example():
+    """ErlangC R package 0.1.0, README: 100 calls in 30 min, 180 s each, 14 agents, 20 s target:
+    traffic intensity 10, wait probability 0.1741319, service level 0.88835, average speed of
+    answer 7.83593701177724 s, agents needed for an 80 % service level: 14."""
+    lam, mu = 100 / 1800, 1 / 180
+    assert lam / mu == pytest.approx(10.0)
+    assert qm.erlang_c(14, 10.0) == pytest.approx(0.1741319, abs=5e-8)
+    assert qm.mmc_wait_attainment(20.0, lam, mu, 14) == pytest.approx(0.88835, abs=5e-6)
+    assert qm.mmc_mean_wait_s(lam, mu, 14) == pytest.approx(7.83593701177724, rel=1e-9)
+    assert qm.mmc_servers_needed(lam, mu, 20.0, 0.80) == 14
+
+
+def test_c_server_errors():
+    with pytest.raises(ValueError, match="servers"):
+        qm.erlang_c(0, 0.5)
+    with pytest.raises(ValueError, match="servers"):
+        qm.erlang_c(2.5, 0.5)
+    with pytest.raises(ValueError, match="offered_load"):
+        qm.erlang_c(2, 2.0)
+    with pytest.raises(ValueError, match="stable M/M/c"):
+        qm.mmc_mean_wait_s(4.0, 1.0, 4)
+    with pytest.raises(ValueError, match="capacity"):
+        qm.mmck_blocking_probability(1.0, 1.0, 4, 3)
+    with pytest.raises(ValueError, match="attainment"):
+        qm.mmc_servers_needed(1.0, 1.0, 0.1, 1.0)
+    with pytest.raises(ValueError, match="slo_s"):
+        qm.mmc_wait_attainment(-1.0, 1.0, 1.0, 2)

@@ -99,3 +99,32 @@ def test_errors():
         qs.empirical([0.1, -0.2])
     with pytest.raises(ValueError, match="one duration per customer"):
         qs.simulate_fifo_queue(1.0, lambda rng, n: np.ones(n + 1), 100, seed=0)
+
+
+def test_multi_server_invariants():
+    rng = np.random.default_rng(0)
+    arrival = np.cumsum(rng.exponential(0.3, size=500))
+    service = rng.exponential(1.0, size=500)
+    for cap in (None, 5):
+        tr = qs.simulate_multi_server(arrival, service, 3, capacity=cap)
+        adm = tr.admitted
+        assert np.all(tr.start_s[adm] >= tr.arrival_s[adm])
+        assert np.all(np.diff(tr.start_s[adm]) >= -1e-12)  # FIFO: starts in arrival order
+        # never more than c in service at once: the (c+1)-th previous start ended before
+        s, d = tr.start_s[adm], tr.departure_s[adm]
+        busy = [np.sum((s <= t) & (d > t)) for t in s]
+        assert max(busy) <= 3
+    one = qs.simulate_multi_server(arrival, service, 1)  # one server: the FIFO recursion
+    d = np.zeros_like(arrival)
+    for i in range(arrival.size):
+        d[i] = max(arrival[i], d[i - 1] if i else 0.0) + service[i]
+    assert np.allclose(one.departure_s, d)
+
+
+def test_multi_server_errors():
+    with pytest.raises(ValueError, match="non-decreasing"):
+        qs.simulate_multi_server([1.0, 0.0], [1.0, 1.0], 1)
+    with pytest.raises(ValueError, match="capacity"):
+        qs.simulate_multi_server([0.0, 1.0], [1.0, 1.0], 2, capacity=1)
+    with pytest.raises(ValueError, match="below"):
+        qs.simulate_mmc(2.0, 1.0, 2, 100, seed=0)

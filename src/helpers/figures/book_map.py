@@ -48,11 +48,14 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines + [line] if line else lines
 
 
-def _layout(items: list[tuple[str, str | None]], x0: float, width: float, gap: float = 6):
-    """Place chips in rows; return [(x, row, w, text, link)] and the number of rows."""
+def _layout(items: list[tuple[str, str | None]], x0: float, width: float, gap: float = 6,
+            measure=None):
+    """Place chips in rows; return [(x, row, w, text, link)] and the number of rows.
+
+    ``measure(text)`` gives a text's width (default: :data:`_CHAR_W` per character)."""
     placed, x, row = [], x0, 0
     for text, link in items:
-        w = len(text) * _CHAR_W + 20
+        w = (measure(text) if measure else len(text) * _CHAR_W) + 20
         if x + w > x0 + width and x > x0:
             x, row = x0, row + 1
         placed.append((x, row, w, text, link))

@@ -220,23 +220,37 @@ def measure_kernel_checks(gen) -> dict:
     return {"device": device, "interpreted": kern.INTERPRETED, "cases": cases}
 
 
+def _kernel_names(events, limit: int = 8) -> list[str]:
+    """Names of the device kernels among profiler events (``key_averages()`` rows), longest
+    first. A row is a kernel when its ``device_type`` is CUDA; the CUDA activity also records
+    host-side runtime calls (``cudaLaunchKernel``), whose device type is the CPU, and copies and
+    fills, which name no backend. (Filtering by name prefix, as the first version did, also
+    dropped cuDNN's kernels, whose names begin with ``cudnn``.)"""
+    from torch.autograd import DeviceType
+
+    def device_time(e):
+        return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0) or 0
+
+    kernels = [e for e in events
+               if getattr(e, "device_type", None) == DeviceType.CUDA
+               and not e.key.startswith(("Memset", "Memcpy"))]
+    kernels.sort(key=lambda e: -device_time(e))
+    return [e.key[:120] for e in kernels][:limit]
+
+
 def _sdpa_kernels(q, k, v, causal: bool) -> list[str]:
     """Names of the GPU kernels one SDPA call runs (from the profiler), or ["unknown: ..."]."""
     try:
         import torch
         from torch.profiler import ProfilerActivity, profile
 
+        sdpa_attention(q, k, v, causal=causal)  # warm: the first call may pick or build a plan
+        torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             sdpa_attention(q, k, v, causal=causal)
             torch.cuda.synchronize()
-        # Device kernels only (the CUDA activity also records runtime calls such as
-        # cudaLaunchKernel, which name no backend), longest first.
-        kernels = [e for e in prof.key_averages()
-                   if getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)) > 0
-                   and not e.key.startswith(("cuda", "cu", "Memset", "Memcpy", "Activity",
-                                              "Lazy"))]
-        kernels.sort(key=lambda e: -getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0)))
-        return [e.key[:120] for e in kernels][:8]
+        names = _kernel_names(prof.key_averages())
+        return names or ["unknown: the profiler recorded no device kernel"]
     except Exception as exc:  # the profiler is optional evidence; never fail the run for it
         return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
 

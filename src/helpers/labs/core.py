@@ -32,6 +32,7 @@ import json
 import math
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -41,7 +42,7 @@ from helpers.bench.sizes import SIZE_ENV, has_cuda, size_tier
 __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
            "reference_or_none",
-           "progress", "run_cli", "provenance_line"]
+           "progress", "run_cli", "provenance_line", "cpu_threads"]
 
 #: Version of the result-file layout; bump it when a field changes meaning.
 SCHEMA = 1
@@ -162,6 +163,20 @@ def progress(iterable: Iterable, desc: str, total: int | None = None):
 
     return tqdm(iterable, desc=desc, total=total, leave=False, file=sys.stderr,
                 dynamic_ncols=True, mininterval=0.5)
+
+
+@contextmanager
+def cpu_threads(device: str):
+    """Every usable core for torch on a CPU (as the book's probes); nothing on a GPU.
+
+    Yields the number of threads set on a CPU and ``None`` on a CUDA device."""
+    if device.startswith("cuda"):
+        yield None
+    else:
+        from helpers.bench.probes import threads
+
+        with threads() as n:
+            yield n
 
 
 def provenance_line(result: dict) -> str:

@@ -37,6 +37,7 @@ from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import memory_access as mam
+from helpers.models._checks import positive_int as _positive_int
 
 __all__ = ["LAB", "STRIDES", "ELEMENT_BYTES", "SECTOR_BYTES", "CPU_LINE_BYTES", "WARP_SIZE",
            "predicted_efficiency", "predicted_conflict_degree", "predicted_strided_bytes_per_s",
@@ -59,12 +60,6 @@ WARP_SIZE = 32
 #: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
 #: multiple of the tile, so a kernel with a missing or swapped mask leaves elements unwritten.
 GRADE_SHAPE = {"cpu": (45, 77), "gpu": (1023, 2049)}
-
-
-def _positive_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
 
 
 def predicted_efficiency(stride: int, element_bytes: int, *,

@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from contextlib import contextmanager
 from typing import Callable
 
 from helpers import specs
 from helpers.bench import bench, pick, sync
 from helpers.labs import core, report
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.kernels import triton_device
 
@@ -162,18 +162,6 @@ def _normal(shape, gen, device: str, dtype, scale: float = 4.0):
 
     x = torch.randn(shape, generator=gen, device=gen.device, dtype=torch.float32) * scale
     return x.to(device=device, dtype=dtype)
-
-
-@contextmanager
-def _cpu_threads(device: str):
-    """Every usable core for torch on a CPU (as the book's probes); nothing on a GPU."""
-    if device.startswith("cuda"):
-        yield None
-    else:
-        from helpers.bench.probes import threads
-
-        with threads() as n:
-            yield n
 
 
 def _budget() -> float:

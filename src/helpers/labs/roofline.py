@@ -44,6 +44,7 @@ from helpers.bench import bench, pick, sync
 from helpers.labs import core
 from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
+from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import roofline
 from helpers.kernels import triton_device
@@ -94,18 +95,6 @@ def _uniform(shape, gen, device: str, dtype=None):
 
     x = torch.rand(shape, generator=gen, dtype=torch.float32) + 0.5
     return x.to(device=device, dtype=dtype or torch.float32)
-
-
-@contextmanager
-def _cpu_threads(device: str):
-    """Every usable core for torch on a CPU (as the book's probes); nothing on a GPU."""
-    if device.startswith("cuda"):
-        yield None
-    else:
-        from helpers.bench.probes import threads
-
-        with threads() as n:
-            yield n
 
 
 @contextmanager

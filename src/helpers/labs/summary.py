@@ -28,7 +28,11 @@ LABS = (
     ("collectives", "sec-lab-collectives"),
     ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),
+    ("decode", "sec-lab-decode"),
+    ("serving", "sec-lab-serving"),
+    ("quantization", "sec-lab-quantization"),
     ("speculative", "sec-lab-speculative"),
+    ("load", "sec-lab-load"),
 )
 
 

@@ -26,10 +26,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from . import stats
+from . import decode_bandwidth, queueing, roofline, stats
+from . import transformer as tf
 from ._checks import positive, positive_int
 
-__all__ = ["request_latencies", "e2e_latency_s", "trace_metrics", "PERCENTILES"]
+__all__ = ["request_latencies", "e2e_latency_s", "trace_metrics", "PERCENTILES",
+           "kv_budget_bytes", "max_cached_tokens", "max_concurrent_requests",
+           "prefill_time_lower_bound_s", "decode_step_time_bound_s", "ttft_lower_bound_s",
+           "sustainable_request_rate_per_s"]
 
 #: The percentiles :func:`trace_metrics` reports.
 PERCENTILES = (50.0, 90.0, 99.0)
@@ -203,3 +207,252 @@ def trace_metrics(requests: Iterable, *, window_s: tuple[float, float] | None = 
         "itl_s": summary([x for _, m, _ in rows for x in m["itl_s"]]),
         "e2e_s": summary([m["e2e_s"] for _, m, _ in rows]),
     }
+
+
+# --- Predicting them: memory, prefill and decode bounds, capacity (lesson 17) ----------------
+
+
+def kv_budget_bytes(hbm_bytes: float, weight_bytes: float, reserve_bytes: float = 0.0) -> float:
+    r"""Bytes of GPU memory left for the KV cache once the weights and a reserve are placed.
+
+    .. math:: M_{kv} = M_{\text{HBM}} - Q_w - R     (the page labels this eq-im-kv-budget)
+
+    Parameters
+    ----------
+    hbm_bytes : float
+        :math:`M_{\text{HBM}}`, the GPU's memory (bytes, > 0), e.g. ``GPUSpec.hbm_bytes``.
+    weight_bytes : float
+        :math:`Q_w`, the weights held on this GPU (bytes, > 0).
+    reserve_bytes : float
+        :math:`R`, activations, workspaces, the CUDA context and fragmentation (bytes, >= 0).
+
+    Returns
+    -------
+    float
+        :math:`M_{kv}` (bytes, > 0).
+
+    Raises ``ValueError`` when the weights and the reserve leave no room.
+
+    Assumptions
+    -----------
+    One model replica per GPU, its weights resident; everything not weights or reserve can hold
+    KV cache (a paged allocator such as vLLM's wastes almost none of it).
+
+    References
+    ----------
+    Kwon et al. (2023), section 1 and figure 1 (left): a 13B-parameter model on a 40 GB A100
+    gives about 65 % of the memory to its weights and close to 30 % to the requests' KV cache.
+
+    >>> kv_budget_bytes(40e9, 26e9, 2e9) / 1e9
+    12.0
+    """
+    m = positive("hbm_bytes", hbm_bytes)
+    w = positive("weight_bytes", weight_bytes)
+    r = positive("reserve_bytes", reserve_bytes, allow_zero=True)
+    left = m - w - r
+    if not left > 0:
+        raise ValueError(f"the weights ({w:.4g} B) and the reserve ({r:.4g} B) do not leave room "
+                         f"for any KV cache in {m:.4g} B")
+    return left
+
+
+def max_cached_tokens(hbm_bytes: float, weight_bytes: float, kv_bytes_per_token: float,
+                      reserve_bytes: float = 0.0) -> int:
+    r"""Tokens whose keys and values fit in the KV budget, over all requests (count).
+
+    .. math:: N_{\text{tok}} = \left\lfloor \frac{M_{\text{HBM}} - Q_w - R}{q_{kv}} \right\rfloor
+
+    with :math:`q_{kv}` the KV-cache bytes of one token
+    (:func:`helpers.models.transformer.kv_cache_bytes_per_token`).
+
+    References
+    ----------
+    Kwon et al. (2023), section 3: 800 KB per token for OPT-13B in fp16.
+
+    >>> max_cached_tokens(40e9, 26e9, 800 * 1024, 2e9)
+    14648
+    """
+    q = positive("kv_bytes_per_token", kv_bytes_per_token)
+    return int(kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // q)
+
+
+def max_concurrent_requests(hbm_bytes: float, weight_bytes: float, kv_bytes_per_token: float,
+                            tokens_per_request: int, reserve_bytes: float = 0.0) -> int:
+    r"""Requests that can be in flight at once, each holding its whole context (count).
+
+    .. math:: B_{\max} = \left\lfloor \frac{M_{\text{HBM}} - Q_w - R}{q_{kv}\,(P + n)} \right\rfloor     (the page labels this eq-im-max-batch)
+
+    Parameters
+    ----------
+    hbm_bytes, weight_bytes, kv_bytes_per_token, reserve_bytes
+        As :func:`max_cached_tokens`.
+    tokens_per_request : int
+        :math:`P + n`, prompt plus output tokens a request holds at its longest (>= 1).
+
+    Returns
+    -------
+    int
+        :math:`B_{\max}` (0 when not even one request fits).
+
+    Assumptions
+    -----------
+    Every request reserves its full length (the worst case, and what a server without paging
+    must allocate); with paging the average length sets the batch instead.
+
+    References
+    ----------
+    Kwon et al. (2023), section 3: one 2048-token OPT-13B request needs up to 1.6 GB, so a
+    40 GB GPU holds only a handful.
+
+    >>> max_concurrent_requests(40e9, 26e9, 800 * 1024, 2048, 2e9)
+    7
+    """
+    n = positive_int("tokens_per_request", tokens_per_request)
+    q = positive("kv_bytes_per_token", kv_bytes_per_token)
+    return int(kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // (q * n))
+
+
+def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
+                               bytes_per_element: float, peak_flop_per_s: float,
+                               hbm_bytes_per_s: float, batch: int = 1) -> float:
+    r"""Lower bound (s) on the prefill of ``batch`` prompts of ``prompt_len`` tokens.
+
+    .. math::
+
+        T_{\text{prefill}} \ge \max\!\left(\frac{F_{\text{prefill}}(P)}{\Pi},\
+            \frac{Q_w}{M}\right)     (the page labels this eq-im-prefill)
+
+    the roofline bound (:func:`helpers.models.roofline.kernel_time_lower_bound_s`) with the FLOP
+    of :func:`helpers.models.transformer.prefill_flop` and the bytes of the multiplied weights
+    (:func:`helpers.models.transformer.matmul_parameter_count` times ``bytes_per_element``),
+    read once for all the prompt's tokens.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The model.
+    prompt_len : int
+        :math:`P`, tokens per prompt (>= 1).
+    bytes_per_element : float
+        Bytes per weight (2 for bf16).
+    peak_flop_per_s : float
+        :math:`\Pi`, the peak rate in the weights' precision (FLOP/s).
+    hbm_bytes_per_s : float
+        :math:`M` (bytes/s).
+    batch : int
+        Prompts prefilled together (>= 1).
+
+    Assumptions
+    -----------
+    Perfect overlap of arithmetic and traffic at both peaks; the KV cache written and the
+    activations are small next to the weights.
+
+    References
+    ----------
+    Austin, J. et al. (2025), *How to Scale Your Model*, "All About Transformer Inference":
+    prefill is compute-bound once the prompt exceeds the ridge, decode is bandwidth-bound.
+
+    >>> from helpers.models.transformer import LLAMA3_8B
+    >>> round(prefill_time_lower_bound_s(LLAMA3_8B, prompt_len=1, bytes_per_element=2,
+    ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)   # one token: weights
+    3.13
+    """
+    p = positive_int("prompt_len", prompt_len)
+    flop = tf.prefill_flop(cfg, seq_len=p, batch=positive_int("batch", batch))
+    w = tf.weight_bytes(tf.matmul_parameter_count(cfg), bytes_per_element)
+    return roofline.kernel_time_lower_bound_s(flop, w, peak_flop_per_s, hbm_bytes_per_s)
+
+
+def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, batch: int,
+                             bytes_per_element: float, peak_flop_per_s: float,
+                             hbm_bytes_per_s: float) -> float:
+    r"""Roofline estimate (s) of one decode step of ``batch`` sequences at ``context_len`` tokens.
+
+    .. math::
+
+        T_{\text{step}} = \frac{B\,Q_{kv}(S)}{M} + \max\!\left(\frac{Q_w}{M},\
+            \frac{2\,B\,N}{\Pi}\right)     (the page labels this eq-im-decode)
+
+    :func:`helpers.models.decode_bandwidth.decode_step_time_s` with the model's multiplied
+    weights :math:`N` (:func:`~helpers.models.transformer.matmul_parameter_count`),
+    :math:`Q_w = N b` and one sequence's KV cache :math:`Q_{kv}(S)`
+    (:func:`~helpers.models.transformer.kv_cache_bytes`). Every step emits one token per
+    sequence, so it is also the time per output token (TPOT) at that batch.
+
+    References
+    ----------
+    Austin et al. (2025), "Theoretical Step Time (General)"; Agarwal, M. et al. (2023),
+    Databricks, "LLM Inference Performance Engineering: Best Practices" (decode is
+    memory-bandwidth bound: time per output token over bytes per step).
+
+    >>> from helpers.models.transformer import LLAMA3_8B
+    >>> round(decode_step_time_bound_s(LLAMA3_8B, context_len=0, batch=1, bytes_per_element=2,
+    ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)
+    3.13
+    """
+    b = positive_int("batch", batch)
+    s = positive_int("context_len", context_len, minimum=0)
+    n = tf.matmul_parameter_count(cfg)
+    kv = tf.kv_cache_bytes(batch=1, seq_len=s, n_layers=cfg.n_layers, n_kv_heads=cfg.n_kv_heads,
+                           head_dim=cfg.head_dim, bytes_per_element=bytes_per_element)
+    return decode_bandwidth.decode_step_time_s(tf.weight_bytes(n, bytes_per_element), kv, b,
+                                               hbm_bytes_per_s, n, peak_flop_per_s)
+
+
+def ttft_lower_bound_s(prefill_s: float, queue_s: float = 0.0) -> float:
+    r"""Time to first token (s): the wait in the queue plus the prefill that yields the token.
+
+    .. math:: \mathrm{TTFT} \ge W_q + T_{\text{prefill}}     (the page labels this eq-im-ttft)
+
+    The prefill's last logits are the first output token, so no decode step is needed before
+    it; the network and any tokenization come on top.
+
+    References
+    ----------
+    NVIDIA (2025), "NIM for LLMs benchmarking guide: Metrics": time to first token includes
+    the request's queueing, the prefill and the network.
+
+    >>> ttft_lower_bound_s(0.12, queue_s=0.3)
+    0.42
+    """
+    return (positive("queue_s", queue_s, allow_zero=True)
+            + positive("prefill_s", prefill_s, allow_zero=True))
+
+
+def sustainable_request_rate_per_s(concurrency: int, ttft_s: float, tpot_s: float,
+                                   n_output_tokens: int) -> float:
+    r"""Most requests per second a server keeps up with, at a given number in flight (1/s).
+
+    Little's law with :math:`L` the requests in flight (bounded by memory,
+    :func:`max_concurrent_requests`) and :math:`W` each one's end-to-end time
+    (:func:`e2e_latency_s`):
+
+    .. math:: \lambda_{\max} = \frac{B}{\mathrm{TTFT} + (n - 1)\,\mathrm{TPOT}}     (the page labels this eq-im-capacity)
+
+    Above this rate requests arrive faster than the batch can finish them and the queue grows
+    without bound.
+
+    Parameters
+    ----------
+    concurrency : int
+        :math:`B`, requests decoded together (>= 1).
+    ttft_s, tpot_s : float
+        The time to first token (without queueing) and time per output token at that batch (s).
+    n_output_tokens : int
+        :math:`n`, tokens per answer (>= 1).
+
+    Assumptions
+    -----------
+    Every slot is refilled the moment it frees (continuous batching) and prefills do not slow
+    the other requests' decode steps; a real server reaches less.
+
+    References
+    ----------
+    Little, J. D. C. (1961), "A proof for the queuing formula L = lambda W", Operations
+    Research 9(3).
+
+    >>> round(sustainable_request_rate_per_s(64, 0.2, 0.02, 201), 3)
+    15.238
+    """
+    e2e = e2e_latency_s(ttft_s, tpot_s, n_output_tokens)
+    return queueing.little_arrival_rate_per_s(positive_int("concurrency", concurrency), e2e)

@@ -17,6 +17,18 @@ and in exchange gives whole distributions. With utilization :math:`\rho = \lambd
     P(T > t) = e^{-(\mu - \lambda) t}                            \qquad\text{(eq-mm1-mean, eq-mm1-tail)}
 
 so the mean and every percentile of the time in system grow without bound as :math:`\rho \to 1`.
+
+With :math:`c` identical servers fed by one first-come-first-served queue (M/M/c), an arrival
+waits only when all :math:`c` are busy, which happens with the Erlang C probability
+:math:`C(c, a)` of the offered load :math:`a = \lambda/\mu` (in erlangs); the wait, when there
+is one, is exponential with rate :math:`c\mu - \lambda`:
+
+.. math::
+
+    P(W_q > t) = C(c, a)\, e^{-(c\mu - \lambda) t}                 \qquad\text{(eq-erlang-c-tail)}
+
+A bounded queue (M/M/c/K: at most :math:`K` requests inside, the rest turned away) is always
+stable; it trades a blocking probability for a bounded wait. That is admission control.
 :mod:`helpers.sim.queue` simulates the same queue event by event; the tests use it as an
 oracle for every formula here.
 
@@ -32,6 +44,13 @@ References
 * Kleinrock, L. (1975), *Queueing Systems, Volume 1: Theory*, Wiley: section 3.2 (M/M/1,
   mean number and mean time in system) and chapter 5 (M/G/1: the Pollaczek-Khinchin mean
   value formula, and the exponential system-time distribution of M/M/1 as its special case).
+* Harchol-Balter, M. (2013), *Performance Modeling and Design of Computer Systems*,
+  Cambridge University Press, chapter 14 (M/M/k: the Erlang C formula, the mean wait
+  :math:`C/(k\mu - \lambda)`, and M/M/k/k blocking, Erlang B).
+* Kleinrock (1975), section 3.5 (M/M/m) and 3.6-3.7 (finite storage, M/M/m/K).
+* ErlangC R package 0.1.0 (Damonsoul), its README example: 100 calls per 30 minutes of
+  180 s each on 14 agents, a wait probability of 0.1741319, a service level (answered within
+  20 s) of 0.88835 and a mean wait of 7.836 s.
 * Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
   Approach*, 5th ed., appendix D.5 (queuing theory): a disk serving 40 I/Os per second with a
   20 ms service time is 80 % utilized, waits 80 ms in the queue and responds in 100 ms.
@@ -48,6 +67,10 @@ __all__ = [
     "utilization", "mm1_mean_number_in_system", "mm1_mean_number_in_queue",
     "mm1_mean_time_in_system_s", "mm1_mean_wait_s", "mm1_time_in_system_percentile_s",
     "mm1_wait_percentile_s", "mm1_max_arrival_rate_per_s", "mg1_mean_wait_s",
+    "erlang_b", "erlang_c", "mmc_mean_wait_s", "mmc_mean_time_in_system_s",
+    "mmc_wait_percentile_s", "mmc_wait_attainment", "mgc_mean_wait_s",
+    "mmck_state_probabilities", "mmck_blocking_probability", "mmck_wait_attainment",
+    "mmc_servers_needed",
 ]
 
 
@@ -379,3 +402,401 @@ def mg1_mean_wait_s(arrival_rate_per_s: float, mean_service_s: float,
     rho = utilization(arrival_rate_per_s, mean_service_s)
     scv = _positive("service_scv", service_scv, allow_zero=True)
     return rho * float(mean_service_s) * (1.0 + scv) / (2.0 * (1.0 - rho))
+
+
+# --- c servers: Erlang B and C, M/M/c, M/M/c/K -------------------------------------------
+
+def _servers(servers) -> int:
+    if isinstance(servers, bool) or not isinstance(servers, (int,)) and not (
+            isinstance(servers, float) and servers.is_integer()):
+        raise ValueError(f"servers must be a whole number >= 1, got {servers!r}")
+    c = int(servers)
+    if c < 1:
+        raise ValueError(f"servers must be >= 1, got {servers!r}")
+    return c
+
+
+def _stable_mmc(arrival_rate_per_s, service_rate_per_s, servers) -> tuple[float, float, int, float]:
+    lam = _positive("arrival_rate_per_s", arrival_rate_per_s, allow_zero=True)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    c = _servers(servers)
+    if lam >= c * mu:
+        raise ValueError(
+            f"arrival_rate_per_s must be below servers * service_rate_per_s = {c * mu!r} for a "
+            f"stable M/M/c queue, got {lam!r} (utilization {lam / (c * mu)!r}); bound the queue "
+            f"(mmck_*) or add servers")
+    return lam, mu, c, lam / mu
+
+
+def erlang_b(servers: int, offered_load: float) -> float:
+    r"""Probability (dimensionless) that an arrival finds all ``servers`` busy in an M/M/c/c
+    system, which has no waiting room and turns it away: the Erlang B formula.
+
+    .. math:: B(c, a) = \frac{a^c / c!}{\sum_{k=0}^{c} a^k / k!}
+
+    evaluated with the stable recursion :math:`B(0) = 1`, :math:`B(k) = a B(k-1) / (k + a
+    B(k-1))`.
+
+    Parameters
+    ----------
+    servers : int
+        :math:`c` (>= 1).
+    offered_load : float
+        :math:`a = \lambda / \mu` in erlangs (>= 0): the mean number of busy servers if none
+        were ever short.
+
+    Returns
+    -------
+    float
+        :math:`B(c, a)` in [0, 1).
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14 (M/M/k/k); Kleinrock (1975), section 3.6.
+
+    Examples
+    --------
+    >>> round(erlang_b(1, 1.0), 6)
+    0.5
+    """
+    c = _servers(servers)
+    a = _positive("offered_load", offered_load, allow_zero=True)
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return b
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    r"""Probability (dimensionless) that an arrival must wait in an M/M/c queue: Erlang C.
+
+    .. math:: C(c, a) = \frac{\dfrac{a^c}{c!}\dfrac{c}{c - a}}{\sum_{k=0}^{c-1} \dfrac{a^k}{k!}
+        + \dfrac{a^c}{c!}\dfrac{c}{c - a}} = \frac{c\,B(c, a)}{c - a\,(1 - B(c, a))}
+
+    (the page labels this eq-erlang-c). It is the probability that all :math:`c` servers are
+    busy, which by PASTA (Poisson arrivals see time averages) is what an arrival finds.
+
+    Parameters
+    ----------
+    servers : int
+        :math:`c` (>= 1).
+    offered_load : float
+        :math:`a = \lambda/\mu` in erlangs, with :math:`0 \le a < c` (each server's
+        utilization :math:`\rho = a/c < 1`).
+
+    Returns
+    -------
+    float
+        :math:`C(c, a)` in [0, 1); for one server it is :math:`\rho`.
+
+    Assumptions
+    -----------
+    Poisson arrivals, independent exponential service times, :math:`c` identical servers
+    fed by one first-come-first-served queue with unlimited room, steady state.
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14; ErlangC R package 0.1.0, README example (14 agents,
+    10 erlangs: 0.1741319).
+
+    Examples
+    --------
+    The ErlangC package's example: 10 erlangs offered to 14 agents:
+
+    >>> round(erlang_c(14, 10.0), 7)
+    0.1741319
+    """
+    c = _servers(servers)
+    a = _positive("offered_load", offered_load, allow_zero=True)
+    if a >= c:
+        raise ValueError(f"offered_load must be below servers={c} for a stable queue, got {a!r}")
+    b = erlang_b(c, a)
+    return c * b / (c - a * (1.0 - b))
+
+
+def mmc_mean_wait_s(arrival_rate_per_s: float, service_rate_per_s: float, servers: int) -> float:
+    r"""Mean wait (s) before service in an M/M/c queue.
+
+    .. math:: W_q = \frac{C(c, \lambda/\mu)}{c\mu - \lambda}     (the page labels this eq-mmc-wait)
+
+    Parameters
+    ----------
+    arrival_rate_per_s : float
+        Poisson arrival rate :math:`\lambda` (requests/s, >= 0, below :math:`c\mu`).
+    service_rate_per_s : float
+        Each server's rate :math:`\mu` (requests/s, > 0); mean service time :math:`1/\mu`.
+    servers : int
+        :math:`c` (>= 1).
+
+    Returns
+    -------
+    float
+        :math:`W_q` (s).
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14.
+
+    Examples
+    --------
+    The ErlangC package's example: a mean wait ("average speed of answer") of 7.836 s:
+
+    >>> round(mmc_mean_wait_s(100 / 1800, 1 / 180, 14), 3)
+    7.836
+    """
+    lam, mu, c, a = _stable_mmc(arrival_rate_per_s, service_rate_per_s, servers)
+    return erlang_c(c, a) / (c * mu - lam)
+
+
+def mmc_mean_time_in_system_s(arrival_rate_per_s: float, service_rate_per_s: float,
+                              servers: int) -> float:
+    r"""Mean time (s) in an M/M/c system, wait plus service: :math:`W = W_q + 1/\mu`.
+
+    .. math:: W = \frac{C(c, \lambda/\mu)}{c\mu - \lambda} + \frac{1}{\mu}
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14.
+
+    Examples
+    --------
+    One server is M/M/1 (Hennessy and Patterson's disk: 100 ms):
+
+    >>> round(mmc_mean_time_in_system_s(40.0, 50.0, 1) * 1e3, 6)
+    100.0
+    """
+    lam, mu, c, _ = _stable_mmc(arrival_rate_per_s, service_rate_per_s, servers)
+    return mmc_mean_wait_s(lam, mu, c) + 1.0 / mu
+
+
+def mmc_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_rate_per_s: float,
+                        servers: int) -> float:
+    r"""Fraction (dimensionless) of arrivals whose wait before service is at most ``slo_s`` in an
+    M/M/c queue: the SLO attainment of a waiting-time (or time-to-first-token) objective.
+
+    .. math:: P(W_q \le d) = 1 - C(c, \lambda/\mu)\, e^{-(c\mu - \lambda)\, d}
+
+    Parameters
+    ----------
+    slo_s : float
+        The objective :math:`d` on the wait (s, >= 0).
+    arrival_rate_per_s, service_rate_per_s, servers
+        As :func:`mmc_mean_wait_s`.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14; ErlangC R package 0.1.0, README example (a service
+    level of 0.88835 for a 20 s target).
+
+    Examples
+    --------
+    >>> round(mmc_wait_attainment(20.0, 100 / 1800, 1 / 180, 14), 5)
+    0.88835
+    """
+    d = _positive("slo_s", slo_s, allow_zero=True)
+    lam, mu, c, a = _stable_mmc(arrival_rate_per_s, service_rate_per_s, servers)
+    return 1.0 - erlang_c(c, a) * math.exp(-(c * mu - lam) * d)
+
+
+def mmc_wait_percentile_s(percentile: float, arrival_rate_per_s: float,
+                          service_rate_per_s: float, servers: int) -> float:
+    r"""The given percentile (s) of the wait before service in an M/M/c queue.
+
+    Inverting eq-erlang-c-tail:
+
+    .. math:: w_p = \max\!\left(0,\ \frac{\ln\big(C(c, a) / (1 - p/100)\big)}{c\mu - \lambda}\right)
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14.
+
+    Examples
+    --------
+    With one server it is the M/M/1 percentile:
+
+    >>> round(mmc_wait_percentile_s(99, 40.0, 50.0, 1), 6) == round(mm1_wait_percentile_s(99, 40.0, 50.0), 6)
+    True
+    """
+    p = _percentile(percentile)
+    lam, mu, c, a = _stable_mmc(arrival_rate_per_s, service_rate_per_s, servers)
+    pw = erlang_c(c, a)
+    if pw == 0:
+        return 0.0
+    return max(0.0, math.log(pw / (1.0 - p / 100.0)) / (c * mu - lam))
+
+
+def mgc_mean_wait_s(arrival_rate_per_s: float, mean_service_s: float, servers: int,
+                    service_scv: float) -> float:
+    r"""Approximate mean wait (s) in an M/G/c queue: the M/M/c wait scaled by the service
+    time's variability (the Allen-Cunneen / Lee-Longton approximation).
+
+    .. math:: W_q^{M/G/c} \approx \frac{1 + c_s^2}{2}\, W_q^{M/M/c}
+
+    Exact for one server (Pollaczek-Khinchin) and for exponential service (:math:`c_s^2 = 1`).
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 24 (M/G/k approximations); Kleinrock (1975), chapter 5 for
+    the one-server case.
+
+    Examples
+    --------
+    >>> round(mgc_mean_wait_s(40.0, 0.020, 1, 0.0) * 1e3, 6)
+    40.0
+    """
+    s = _positive("mean_service_s", mean_service_s)
+    scv = _positive("service_scv", service_scv, allow_zero=True)
+    return 0.5 * (1.0 + scv) * mmc_mean_wait_s(arrival_rate_per_s, 1.0 / s, servers)
+
+
+def _capacity(servers: int, capacity: int) -> tuple[int, int]:
+    c = _servers(servers)
+    k = _servers(capacity)
+    if k < c:
+        raise ValueError(f"capacity (the most requests inside, waiting or served) must be >= "
+                         f"servers={c}, got {capacity!r}")
+    return c, k
+
+
+def mmck_state_probabilities(arrival_rate_per_s: float, service_rate_per_s: float, servers: int,
+                             capacity: int) -> list[float]:
+    r"""Steady-state probabilities :math:`\pi_0 .. \pi_K` of :math:`n` requests inside an M/M/c/K
+    system (``capacity`` = :math:`K` places: :math:`c` in service, :math:`K - c` waiting).
+
+    .. math:: \pi_n \propto \frac{a^n}{n!}\ (n \le c), \qquad
+        \pi_n \propto \frac{a^c}{c!}\left(\frac{a}{c}\right)^{n-c}\ (c < n \le K)
+
+    Stable at any load, overload included.
+
+    References
+    ----------
+    Kleinrock (1975), section 3.7; Harchol-Balter (2013), chapter 14.
+
+    Examples
+    --------
+    >>> [round(p, 3) for p in mmck_state_probabilities(1.0, 1.0, 1, 2)]
+    [0.333, 0.333, 0.333]
+    """
+    lam = _positive("arrival_rate_per_s", arrival_rate_per_s, allow_zero=True)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    c, k = _capacity(servers, capacity)
+    a = lam / mu
+    # Work with ratios pi_n / pi_{n-1} to avoid overflow: lam / (min(n, c) mu).
+    w = [1.0]
+    for n in range(1, k + 1):
+        w.append(w[-1] * a / min(n, c))
+        if w[-1] > 1e250:  # renormalize on the fly; the shape is what matters
+            w = [x / 1e250 for x in w]
+    total = math.fsum(w)
+    return [x / total for x in w]
+
+
+def mmck_blocking_probability(arrival_rate_per_s: float, service_rate_per_s: float, servers: int,
+                              capacity: int) -> float:
+    r"""Fraction (dimensionless) of arrivals turned away by an M/M/c/K system because it is full.
+
+    .. math:: P_{\text{block}} = \pi_K     (the page labels this eq-mmck-block)
+
+    (by PASTA, an arrival sees the time-average state). With :math:`K = c` it is Erlang B.
+
+    References
+    ----------
+    Kleinrock (1975), section 3.7; Harchol-Balter (2013), chapter 14.
+
+    Examples
+    --------
+    >>> round(mmck_blocking_probability(2.0, 1.0, 2, 2), 6) == round(erlang_b(2, 2.0), 6)
+    True
+    """
+    return mmck_state_probabilities(arrival_rate_per_s, service_rate_per_s, servers, capacity)[-1]
+
+
+def mmck_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_rate_per_s: float,
+                         servers: int, capacity: int) -> float:
+    r"""Fraction (dimensionless) of ADMITTED arrivals whose wait is at most ``slo_s`` in an
+    M/M/c/K system.
+
+    An admitted arrival that finds :math:`n \ge c` inside waits for :math:`n - c + 1`
+    departures, each after an exponential time of rate :math:`c\mu` (an Erlang distribution):
+
+    .. math:: P(W_q \le d \mid \text{admitted}) = 1 - \sum_{n=c}^{K-1}
+        \frac{\pi_n}{1 - \pi_K}\, \sum_{i=0}^{n-c} e^{-c\mu d} \frac{(c\mu d)^i}{i!}
+
+    References
+    ----------
+    Kleinrock (1975), section 3.7 (state probabilities); the Erlang waiting time of a FIFO
+    queue is standard (Harchol-Balter 2013, chapter 14).
+
+    Examples
+    --------
+    No waiting room, no wait:
+
+    >>> mmck_wait_attainment(0.0, 5.0, 1.0, 2, 2)
+    1.0
+    """
+    d = _positive("slo_s", slo_s, allow_zero=True)
+    c, k = _capacity(servers, capacity)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    pi = mmck_state_probabilities(arrival_rate_per_s, mu, c, k)
+    admitted = 1.0 - pi[-1]
+    x = c * mu * d
+    miss = 0.0
+    term, tail = math.exp(-x), 0.0  # tail = P(Erlang(j, c mu) > d) = sum_{i<j} e^-x x^i / i!
+    for n in range(c, k):
+        j = n - c  # index of the newest Poisson term included
+        if j > 0:
+            term *= x / j
+        tail += term
+        miss += pi[n] * min(1.0, tail)
+    return min(1.0, max(0.0, 1.0 - miss / admitted))
+
+
+def mmc_servers_needed(arrival_rate_per_s: float, service_rate_per_s: float, slo_s: float,
+                       attainment: float, *, reserve: float = 0.0) -> int:
+    r"""Fewest servers (an integer) for an M/M/c queue to meet a waiting-time objective at a load
+    raised by a reserve (headroom for bursts, failures and rollouts).
+
+    .. math:: c^\star = \min\{c : P(W_q \le d) \ge \alpha \text{ at arrival rate }
+        (1 + r)\lambda\}
+
+    Parameters
+    ----------
+    arrival_rate_per_s, service_rate_per_s : float
+        :math:`\lambda` (>= 0) and :math:`\mu` (> 0).
+    slo_s : float
+        :math:`d`, the wait objective (s, >= 0).
+    attainment : float
+        :math:`\alpha` in (0, 1): the share of requests that must meet it.
+    reserve : float
+        :math:`r` (>= 0): provision for :math:`(1+r)\lambda`.
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14 (capacity provisioning with Erlang C); ErlangC R
+    package 0.1.0, README example (14 agents for 10 erlangs and an 80 % service level).
+
+    Examples
+    --------
+    The ErlangC package's call centre: 14 agents reach the 0.80 service level within 20 s
+    (and 13 do not):
+
+    >>> mmc_servers_needed(100 / 1800, 1 / 180, 20.0, 0.80)
+    14
+    """
+    lam = _positive("arrival_rate_per_s", arrival_rate_per_s, allow_zero=True)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    d = _positive("slo_s", slo_s, allow_zero=True)
+    alpha = float(attainment)
+    if not (math.isfinite(alpha) and 0 < alpha < 1):
+        raise ValueError(f"attainment must be in (0, 1), got {attainment!r}")
+    r = _positive("reserve", reserve, allow_zero=True)
+    load = lam * (1.0 + r)
+    c = max(1, math.floor(load / mu) + 1)
+    while mmc_wait_attainment(d, load, mu, c) < alpha:
+        c += 1
+    return c

@@ -42,7 +42,7 @@ from .decoder import Decoder
 
 __all__ = ["BOOK_LM", "BOOK_DRAFT", "MODELS", "DATA_DIR", "WEIGHTS_DIR", "encode", "decode",
            "build_corpus", "corpus_bytes", "corpus_sha256", "split", "batches", "train",
-           "evaluate_loss", "save", "load", "metadata", "main"]
+           "evaluate_loss", "bits_per_byte", "save", "load", "metadata", "main"]
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE / "data"
@@ -198,6 +198,13 @@ def evaluate_loss(model: Decoder, tokens: torch.Tensor, *, seq_len: int = 256,
         total += F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]),
                                  y[i:i + 64].reshape(-1), reduction="sum").item()
     return total / (n * seq_len)
+
+
+def bits_per_byte(model: Decoder, tokens: torch.Tensor, *, seq_len: int = 256,
+                  max_windows: int | None = None) -> float:
+    """:func:`evaluate_loss` in bits per byte (nats / ln 2): the quality measure the book
+    reports for its models and for their quantized copies."""
+    return evaluate_loss(model, tokens, seq_len=seq_len, max_windows=max_windows) / math.log(2)
 
 
 def _lr(step: int, *, steps: int, lr: float, min_lr: float, warmup: int) -> float:

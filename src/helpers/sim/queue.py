@@ -40,7 +40,8 @@ from ..models._checks import positive as _positive
 from ..models._checks import positive_int as _positive_int
 
 __all__ = ["Sampler", "exponential", "deterministic", "empirical", "QueueTrace",
-           "simulate_fifo_queue", "simulate_mm1"]
+           "simulate_fifo_queue", "simulate_mm1", "MultiServerTrace", "simulate_multi_server",
+           "simulate_mmc"]
 
 #: A sampler draws ``n`` non-negative durations (s) from a numpy Generator.
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
@@ -224,3 +225,103 @@ def simulate_mm1(arrival_rate_per_s: float, service_rate_per_s: float, n_custome
                          f"stable queue, got {lam!r}")
     return simulate_fifo_queue(lam, exponential(1.0 / mu), n_customers, seed=seed,
                                warmup_fraction=warmup_fraction)
+
+
+# --- c servers, one FIFO queue, optional admission cap ----------------------------------------
+
+@dataclass(frozen=True)
+class MultiServerTrace:
+    """Every request's arrival, service start and departure (s) through ``servers`` servers fed by
+    one first-come-first-served queue; ``admitted`` is False for requests turned away because
+    ``capacity`` were already inside (their start and departure are NaN)."""
+
+    arrival_s: np.ndarray
+    start_s: np.ndarray
+    departure_s: np.ndarray
+    admitted: np.ndarray
+    servers: int
+    capacity: int | None
+
+    @property
+    def wait_s(self) -> np.ndarray:
+        """Start minus arrival (s) of the admitted requests."""
+        return (self.start_s - self.arrival_s)[self.admitted]
+
+    def blocking_fraction(self) -> float:
+        """Share of arrivals turned away."""
+        return float(1.0 - np.mean(self.admitted))
+
+    def wait_attainment(self, slo_s: float) -> float:
+        """Share of admitted requests that waited at most ``slo_s``."""
+        w = self.wait_s
+        return float(np.mean(w <= slo_s)) if w.size else float("nan")
+
+    def mean_wait_s(self) -> float:
+        return float(np.mean(self.wait_s))
+
+
+def simulate_multi_server(arrival_s, service_s, servers: int, *,
+                          capacity: int | None = None) -> MultiServerTrace:
+    """Replay given arrival times (s, non-decreasing) and service times (s) through ``servers``
+    first-come-first-served servers; with ``capacity`` an arrival that finds that many requests
+    inside (waiting or in service) is turned away.
+
+    Deterministic: the same arrays give the same trace. Each admitted request starts when it
+    has arrived and the earliest-free server is free (one queue, FIFO order).
+
+    >>> tr = simulate_multi_server([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 2)
+    >>> tr.start_s.tolist()
+    [0.0, 0.0, 1.0]
+    >>> simulate_multi_server([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 2, capacity=2).admitted.tolist()
+    [True, True, False]
+    """
+    import heapq
+
+    arrival = np.asarray(arrival_s, dtype=np.float64)
+    service = np.asarray(service_s, dtype=np.float64)
+    c = _positive_int("servers", servers)
+    if arrival.ndim != 1 or arrival.shape != service.shape or arrival.size == 0:
+        raise ValueError("arrival_s and service_s must be 1-D arrays of one equal, non-zero length")
+    if not (np.all(np.isfinite(arrival)) and np.all(np.isfinite(service)) and np.all(service >= 0)):
+        raise ValueError("arrival_s must be finite and service_s finite and >= 0")
+    if np.any(np.diff(arrival) < 0):
+        raise ValueError("arrival_s must be non-decreasing (requests in arrival order)")
+    if capacity is not None:
+        capacity = _positive_int("capacity", capacity)
+        if capacity < c:
+            raise ValueError(f"capacity must be >= servers={c}, got {capacity}")
+    n = arrival.size
+    start = np.full(n, np.nan)
+    depart = np.full(n, np.nan)
+    admitted = np.zeros(n, dtype=bool)
+    free = [0.0] * c          # when each server next becomes free (a min-heap)
+    inside: list[float] = []  # departures of admitted requests still inside (a min-heap)
+    for i in range(n):
+        a = arrival[i]
+        while inside and inside[0] <= a:
+            heapq.heappop(inside)
+        if capacity is not None and len(inside) >= capacity:
+            continue
+        s = max(a, heapq.heappop(free))
+        d = s + service[i]
+        heapq.heappush(free, d)
+        heapq.heappush(inside, d)
+        start[i], depart[i], admitted[i] = s, d, True
+    return MultiServerTrace(arrival, start, depart, admitted, c, capacity)
+
+
+def simulate_mmc(arrival_rate_per_s: float, service_rate_per_s: float, servers: int,
+                 n_customers: int, *, seed: int, capacity: int | None = None) -> MultiServerTrace:
+    """Simulate an M/M/c (or, with ``capacity``, M/M/c/K) queue: Poisson arrivals, exponential
+    service at ``service_rate_per_s`` per server. Unbounded queues must be stable."""
+    lam = _positive("arrival_rate_per_s", arrival_rate_per_s)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    c = _positive_int("servers", servers)
+    n = _positive_int("n_customers", n_customers, minimum=10)
+    if capacity is None and lam >= c * mu:
+        raise ValueError(f"arrival_rate_per_s must be below servers * service_rate_per_s = "
+                         f"{c * mu!r} without a capacity, got {lam!r}")
+    rng = np.random.default_rng(seed)
+    arrival = np.cumsum(rng.exponential(1.0 / lam, size=n))
+    return simulate_multi_server(arrival, rng.exponential(1.0 / mu, size=n), c,
+                                 capacity=capacity)

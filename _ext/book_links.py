@@ -1,0 +1,110 @@
+"""Links from each page out of the static site: its notebook with outputs, and launch buttons.
+
+* **Download with outputs.** The theme's download menu offers the page's source (``.md``) and a
+  print dialog. Every page that executes also gets its executed notebook, the one the page was
+  rendered from (``_build/jupyter_execute/<page>.ipynb``: outputs, figures and the explorers'
+  widget state, merged back from the execution cache where myst-nb left them out), copied
+  beside the source under ``_sources/`` and listed in the menu as ``.ipynb``. The theme only
+  does this when launch buttons are configured; here it is always on.
+* **Launch buttons and the repository link** appear only when the environment variable
+  ``BOOK_REPOSITORY_URL`` names the public repository (the publish workflow sets it from
+  ``github.server_url``/``github.repository``; ``BOOK_REPOSITORY_BRANCH`` picks the branch,
+  ``main`` by default). A local or offline build has no public repository to point at, so it
+  draws no buttons rather than dead links. Binder opens the page in JupyterLab with the book's
+  environment (``binder/``); Colab (GitHub only) opens it from GitHub. Both open the committed
+  reference notebook beside each page (``chapters/x.ipynb``, written by ``tools/nb_refs.py``),
+  which the theme prefers over the ``.md`` whenever it exists: a real notebook with outputs,
+  which Colab can read (it cannot read MyST markdown).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+BINDER = "https://mybinder.org"
+COLAB = "https://colab.research.google.com"
+
+
+def repository_options(env: dict | None = None) -> dict:
+    """The theme options for ``BOOK_REPOSITORY_URL`` in ``env`` (default: the process's), or ``{}``."""
+    env = os.environ if env is None else env
+    url = (env.get("BOOK_REPOSITORY_URL") or "").strip().rstrip("/")
+    if not url:
+        return {}
+    parts = urlparse(url)
+    if parts.scheme not in ("http", "https") or len([p for p in parts.path.split("/") if p]) != 2:
+        raise ValueError(f"BOOK_REPOSITORY_URL must be https://host/owner/repo, got {url!r}")
+    launch = {"binderhub_url": BINDER, "notebook_interface": "jupyterlab"}
+    if parts.netloc.lower() == "github.com":  # Colab opens notebooks from GitHub only
+        launch["colab_url"] = COLAB
+    return {
+        "repository_url": url,
+        "repository_branch": (env.get("BOOK_REPOSITORY_BRANCH") or "").strip() or "main",
+        "path_to_docs": "",
+        "use_repository_button": True,
+        "launch_buttons": launch,
+    }
+
+
+def _configure(app, config):
+    options = repository_options()
+    if options:
+        config.html_theme_options = {**(config.html_theme_options or {}), **options}
+
+
+def _with_cached_outputs(app, path: Path) -> bytes:
+    """The notebook at ``path``, with its outputs from the execution cache if it has none.
+
+    myst-nb 1.4.0 writes ``jupyter_execute/<page>.ipynb`` from the notebook it read, not from
+    the one it merged with the cache (``myst_nb/sphinx_.py``: ``notebook`` rather than
+    ``nb_client.notebook``), so a page whose outputs came from jupyter-cache is written there
+    with none. Merge them back the way myst-nb's cache client does.
+    """
+    raw = path.read_bytes()
+    import nbformat
+
+    nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+    if any(c.get("outputs") for c in nb.cells if c.cell_type == "code"):
+        return raw
+    cache_path = getattr(getattr(app.env, "mystnb_config", None), "execution_cache_path", "")
+    cache_path = Path(cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.is_dir():
+        return raw
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(str(cache_path)).merge_match_into_notebook(nb)
+    except KeyError:  # not in the cache: the page was not executed
+        return raw
+    return nbformat.writes(merged).encode("utf-8")
+
+
+def _offer_notebook(app, pagename, templatename, context, doctree):
+    """Copy the page's executed notebook into ``_sources`` and let the theme list it."""
+    if not context.get("page_source_suffix") or app.builder.format != "html":
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if not executed.is_file():  # a plain markdown page: nothing executed, nothing to offer
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(_with_cached_outputs(app, executed))
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _label_notebook(app, pagename, templatename, context, doctree):
+    """Say in the menu that the notebook carries its outputs."""
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []) if group.get("label") == "download-buttons" else []:
+            if button.get("label") == "download-notebook-button":
+                button["tooltip"] = "Download the notebook with its outputs"
+
+
+def setup(app):
+    app.connect("config-inited", _configure)
+    # After the theme's prep_header_buttons (500) and before it draws the download menu (501).
+    app.connect("html-page-context", _offer_notebook, priority=500)
+    app.connect("html-page-context", _label_notebook, priority=502)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

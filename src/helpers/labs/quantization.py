@@ -1,0 +1,536 @@
+"""Lab runner: weight-only int8 (and int4) quantization of the book's model: error, memory, speed.
+
+Three measurements, one per question a quantized deployment has to answer:
+
+1. **Error and quality.** ``book-lm`` (:func:`helpers.nn.tinylm.load`) is quantized with each
+   scheme of :data:`helpers.nn.quantize.SCHEMES` (per-tensor and per-channel int8, int4 with
+   groups of 32, 64 and 128). Per layer, the RMS and largest weight error are set beside the
+   rounding-error model of :mod:`helpers.models.quantization` (:math:`s/\\sqrt{12}` and
+   :math:`s/2` with each weight's own scale). The model's quality is the bits per byte on the
+   first windows of the validation split, before and after, and the greedy continuations of a
+   few validation prompts are compared token by token with the unquantized model's.
+2. **Memory.** Bytes of the state of the model (bf16, as shipped) per scheme, against
+   :func:`helpers.models.quantization.quantized_weight_bytes` for the quantized matrices plus
+   two bytes per remaining parameter.
+3. **Speed.** The small model fits in any GPU's L2 cache, so speed is measured on a
+   decode-shaped matrix product large enough to stream from HBM (``K = N = 8192``, ``M`` = 1,
+   4, 16 tokens): bf16 ``torch.nn.functional.linear``, the naive weight-only path (dequantize
+   the int8 matrix in torch, then the same product), and the book's Triton kernel
+   (:func:`helpers.kernels.int8_gemv.int8_matmul`, a few launch configurations tried, the
+   fastest kept), each checked against float64 on a sample of output columns before it is
+   timed, with L2 flushed between repetitions. The model is the bytes each moves divided by the
+   HBM bandwidth measured by a device-to-device copy (:func:`weight_only_matmul_bytes`).
+
+On a CPU (the small tier) the Triton kernel runs through its interpreter at tiny sizes (checked,
+not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
+
+Run as ``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
+
+Additions to the lab framework, kept in this module: :func:`weight_only_matmul_bytes` (the
+traffic of the speed section, not a formula-sheet model because it composes
+:func:`helpers.models.quantization.bits_per_weight` with the activations' bytes) and
+:func:`grade_per_channel` (the grader of the page's exercise).
+"""
+
+from __future__ import annotations
+
+import math
+
+from helpers import specs
+from helpers.bench import bench, pick, sync
+from helpers.labs import core
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.grading import Verdict, check_outputs
+from helpers.labs.report import Row, Table
+
+__all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
+           "kernel_configs", "weight_only_matmul_bytes", "bits_per_byte", "layer_errors",
+           "measure_model", "measure_kernel_checks", "measure_speed",
+           "run", "reference_or_none", "speed_rows", "comparison_rows", "comparison_table",
+           "describe", "grade_per_channel", "reference_per_channel", "main"]
+
+LAB = "quantization"
+#: The GPU whose datasheet the page quotes (and on which the reference was measured).
+GPU = specs.H200_SXM
+#: The schemes compared, coarsest int8 first.
+SCHEMES = ("int8-tensor", "int8-channel", "int4-g32", "int4-g64", "int4-g128")
+#: The quality constraint: bits per byte may grow by less than this fraction.
+QUALITY_TOLERANCE = 0.01
+#: Reduction depth and output width of the full-size speed sweep (a 7-8B model's d_model).
+SPEED_K = 8192
+#: Largest error of the int8 kernel against float64, relative to the largest |output|, per
+#: activation dtype (the output is rounded to that dtype).
+KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
+
+
+# --- sizes ---------------------------------------------------------------------------------
+
+def speed_shape() -> tuple[int, int]:
+    """``(N, K)`` of the speed sweep's weight matrix."""
+    k = pick(small=1024, full=SPEED_K)
+    return k, k
+
+
+def speed_rows_m() -> list[int]:
+    """Tokens per decode step in the speed sweep."""
+    return [1, 4, 16]
+
+
+def _val_windows() -> int | None:
+    """Validation windows of 256 bytes scored (None: the whole validation split)."""
+    return pick(small=4, full=None)
+
+
+def _gen_settings() -> tuple[int, int, int]:
+    """(prompts, prompt bytes, new tokens) of the greedy-agreement test."""
+    return pick(small=(2, 48, 24), full=(16, 64, 128))
+
+
+def kernel_configs() -> list:
+    """Launch configurations of the int8 kernel tried on a GPU (the first is the default)."""
+    from helpers.kernels.int8_gemv import DEFAULT, Int8Config
+
+    return [DEFAULT, Int8Config(16, 512, 4, 4), Int8Config(32, 512, 4, 3),
+            Int8Config(64, 256, 4, 4), Int8Config(64, 128, 8, 4), Int8Config(128, 128, 8, 3)]
+
+
+def _budget() -> float:
+    return pick(small=0.1, full=0.2)
+
+
+def _bench(fn, device: str, name: str):
+    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
+                 budget_s=_budget(), min_reps=5, env=False, flush_cache=True)
+
+
+# --- the traffic model of the speed section --------------------------------------------------
+
+def weight_only_matmul_bytes(m: int, n: int, k: int, *, weight_bits: float,
+                             act_bytes: float = 2.0, group_size: int | None = None,
+                             scale_bits: float = 16) -> float:
+    """Bytes a decode matmul ``y (M x N) = x (M x K) @ W^T`` moves at least: the weights once
+    (codes and scales, :func:`helpers.models.quantization.quantized_weight_bytes`; a 16-bit
+    matrix is ``weight_bits=16`` with no scales), ``x`` read once and ``y`` written once."""
+    from helpers.models import quantization as qz
+
+    for label, v in (("m", m), ("n", n), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{label} must be a positive integer, got {v!r}")
+    if not act_bytes > 0:
+        raise ValueError(f"act_bytes must be > 0, got {act_bytes!r}")
+    if weight_bits >= 16:
+        w = n * k * weight_bits / 8
+    else:
+        w = qz.quantized_weight_bytes(n * k, int(weight_bits), group_size=group_size or k,
+                                      scale_bits=scale_bits)
+    return w + (m * k + m * n) * act_bytes
+
+
+# --- error and quality -------------------------------------------------------------------------
+
+def bits_per_byte(model, tokens, max_windows: int | None) -> float:
+    """Validation cross-entropy in bits per byte (:func:`helpers.nn.tinylm.bits_per_byte`)."""
+    from helpers.nn import tinylm
+
+    return tinylm.bits_per_byte(model, tokens, max_windows=max_windows)
+
+
+def layer_errors(model, quantized) -> list[dict]:
+    """Per quantized layer: measured RMS and largest weight error against the model's
+    :math:`\\sqrt{\\overline{s^2}/12}` and :math:`\\max s/2` (each weight's own scale)."""
+    import torch
+
+    from helpers.models import quantization as qz
+    from helpers.nn import quantize as nq
+
+    originals = dict(model.named_modules())
+    rows = []
+    for lname, layer in nq.quantized_layers(quantized).items():
+        w = originals[lname].weight.detach().double().cpu()
+        err = layer.dequantized_weight(torch.float64).cpu() - w
+        s = qz.dequantize(torch.ones_like(w), layer.scales.double().cpu())  # each weight's scale
+        rows.append({
+            "scheme": layer.scheme.name, "layer": lname, "shape": list(w.shape),
+            "rms_error": float(err.pow(2).mean().sqrt()),
+            "rms_model": float(s.pow(2).mean().sqrt() / math.sqrt(12)),
+            "max_error": float(err.abs().max()),
+            "max_model": float(s.max() / 2),
+            "max_over_half_step": float((err.abs() / (s / 2)).max()),
+            "weight_rms": float(w.pow(2).mean().sqrt()),
+        })
+    return rows
+
+
+def _greedy(model, prompts, new_tokens: int):
+    return model.generate(prompts, new_tokens)[:, prompts.shape[1]:]
+
+
+def measure_model(model, device: str) -> tuple[list[dict], dict, dict]:
+    """Quantize ``model`` (fp32) with every scheme once; return the per-layer errors, the
+    quality (bits per byte before and after, agreement of greedy continuations) and the memory
+    of each quantized model with its remaining parameters in bf16 (as shipped)."""
+    import torch
+
+    from helpers.models import quantization as qz
+    from helpers.nn import quantize as nq
+    from helpers.nn import tinylm
+
+    _, val = tinylm.split(tinylm.corpus_bytes())
+    windows = _val_windows()
+    n_prompts, p_len, new = _gen_settings()
+    starts = torch.linspace(0, len(val) - p_len - 1, n_prompts).long()
+    prompts = torch.stack([val[s:s + p_len] for s in starts]).to(device)
+    base_bpb = bits_per_byte(model, val, windows)
+    base_gen = _greedy(model, prompts, new)
+    quality = {"val_windows": windows,
+               "val_bytes_scored": 256 * (windows or (len(val) - 1) // 256),
+               "prompts": n_prompts, "prompt_bytes": p_len, "new_tokens": new,
+               "baseline_bpb": base_bpb, "schemes": {},
+               "baseline_sample": tinylm.decode(base_gen[0].cpu()),
+               "prompt_sample": tinylm.decode(prompts[0].cpu())}
+    n_total = model.num_parameters()
+    n_quant = sum(m.weight.numel() for n, m in model.named_modules()
+                  if isinstance(m, torch.nn.Linear) and n.startswith("blocks."))
+    memory = {"parameters": n_total, "quantized_parameters": n_quant,
+              "bf16_bytes": nq.model_bytes(nq.cast_unquantized(model, torch.bfloat16)),
+              "bf16_model": 2.0 * n_total, "schemes": {}}
+    errors = []
+    for name in progress(SCHEMES, desc="schemes"):
+        q = nq.quantize_model(model, name)
+        errors += layer_errors(model, q)
+        bpb = bits_per_byte(q, val, windows)
+        gen = _greedy(q, prompts, new)
+        same = (gen == base_gen)
+        first_diff = [int(row.logical_not().nonzero()[0]) if not bool(row.all()) else new
+                      for row in same]
+        quality["schemes"][name] = {
+            "bpb": bpb, "bpb_increase": bpb / base_bpb - 1,
+            "within_tolerance": bool(bpb / base_bpb - 1 < QUALITY_TOLERANCE),
+            "token_agreement": float(same.float().mean()),
+            "tokens_before_divergence": first_diff,
+            "sample": tinylm.decode(gen[0].cpu()),
+        }
+        s = nq.scheme(name)
+        group = s.group_size if s.granularity == "group" else None
+        layers = nq.quantized_layers(q).values()
+        if s.granularity == "channel":  # one fp16 scale per row of in_features weights
+            pred_q = sum(qz.quantized_weight_bytes(l.out_features * l.in_features, s.bits,
+                                                   group_size=l.in_features) for l in layers)
+        else:  # per tensor: one scale per matrix, left out by the model
+            pred_q = qz.quantized_weight_bytes(n_quant, s.bits, group_size=group)
+        memory["schemes"][name] = {
+            "measured_bytes": nq.model_bytes(nq.cast_unquantized(q, torch.bfloat16)),
+            "model_bytes": pred_q + 2.0 * (n_total - n_quant),
+            "bits_per_weight": qz.bits_per_weight(s.bits, group_size=group)}
+    return errors, quality, memory
+
+
+# --- the kernel: correctness at tiny sizes and speed -------------------------------------------
+
+def _kernel_inputs(m: int, n: int, k: int, gen, device: str, dtype):
+    """Random activations, int8 codes (never all zero) and positive fp16 scales."""
+    import torch
+
+    x = torch.randn(m, k, generator=gen).to(device=device, dtype=dtype)
+    q = torch.randint(-127, 128, (n, k), generator=gen, dtype=torch.int8).to(device)
+    s = (torch.rand(n, generator=gen) * 0.02 + 1e-3).to(device=device, dtype=torch.float16)
+    return x, q, s
+
+
+def _rel_error(got, want) -> float:
+    return float((got.double().cpu() - want).abs().max() / want.abs().max().clamp_min(1e-30))
+
+
+def measure_kernel_checks(gen) -> dict:
+    """The int8 kernel against float64 dequantize-then-matmul at tiny, odd sizes (the
+    interpreter on a CPU): M = 1, 3, 16, 17; N and K not multiples of a block; fp32, fp16, bf16."""
+    import torch
+
+    from helpers.kernels import int8_gemv as kern
+    from helpers.kernels import triton_device
+
+    device = triton_device("cpu")
+    # one warp in the interpreter (fast); a GPU gets four, as tl.dot's tensor-core paths expect
+    cfg = kern.Int8Config(16, 32, 1, 1) if kern.INTERPRETED else kern.Int8Config(16, 32, 4, 2)
+    cases = []
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        for m, n, k in ((1, 40, 96), (3, 33, 70), (16, 48, 64), (17, 20, 50)):
+            x, q, s = _kernel_inputs(m, n, k, gen, device, dtype)
+            out = torch.full((m, n), float("nan"), dtype=dtype, device=device)
+            kern.int8_matmul(x, q, s, cfg, out=out)
+            err = _rel_error(out, kern.reference(x, q, s))
+            name = str(dtype).removeprefix("torch.")
+            if not err <= KERNEL_RTOL[name]:  # also catches NaN (an unwritten element)
+                raise AssertionError(f"int8 kernel {name} M={m} N={n} K={k}: relative error "
+                                     f"{err:.3g} exceeds {KERNEL_RTOL[name]:g}")
+            cases.append({"dtype": name, "m": m, "n": n, "k": k, "rel_error": err})
+    return {"device": device, "interpreted": kern.INTERPRETED, "cases": cases}
+
+
+def _checked_error(y, x, w_dense_cols, cols) -> float:
+    """Largest error of ``y[:, cols]`` against float64 ``x @ w_dense_cols^T``, relative."""
+    want = (x.double() @ w_dense_cols.double().T).cpu()
+    return _rel_error(y[:, cols], want)
+
+
+def _copy_bandwidth(device: str) -> dict:
+    """Device memory bandwidth measured by copying a buffer (bytes read + written per second)."""
+    import torch
+
+    n = int(pick(small=32 * 2**20, full=2**30))
+    src = torch.randn(n // 4, device=device)
+    dst = torch.empty_like(src)
+    r = _bench(lambda: dst.copy_(src), device, "copy")
+    if not torch.equal(dst[:1000], src[:1000]):
+        raise AssertionError("copy check failed")
+    return {"buffer_bytes": n, "bytes_per_s": 2.0 * n / r.median_s, "bench": summarize(r)}
+
+
+def measure_speed(device: str, gen) -> dict:
+    """Time dense 16-bit, naive dequantize-then-matmul and (GPU) the int8 kernel per M."""
+    import torch
+    import torch.nn.functional as F
+
+    from helpers.kernels import int8_gemv as kern
+    from helpers.models import quantization as qz
+
+    cuda = device.startswith("cuda")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    esize = torch.finfo(dtype).bits // 8
+    n, k = speed_shape()
+    w = (torch.randn(n, k, generator=gen) * 0.02).to(device=device, dtype=dtype)
+    scales = qz.absmax_scales(w.float(), "channel", bits=8).to(torch.float16)
+    codes = qz.quantize(w.float(), scales.float(), bits=8).to(torch.int8)
+    s_vec = scales.reshape(-1).contiguous()
+    w_hat = qz.dequantize(codes.float(), scales.float())  # what the int8 paths multiply by
+    cols = torch.randperm(n, generator=gen)[:256].to(device)
+    bw = _copy_bandwidth(device)
+    out = {"dtype": str(dtype).removeprefix("torch."), "n": n, "k": k, "kernel_timed": cuda,
+           "copy_bandwidth": bw, "points": [], "configs": {}}
+    for m in progress(speed_rows_m(), desc="speed per M"):
+        x = torch.randn(m, k, generator=gen).to(device=device, dtype=dtype)
+        impls = {
+            "dense": (lambda: F.linear(x, w), w),
+            "naive": (lambda: F.linear(x, codes.to(dtype) * scales.to(dtype)), w_hat),
+        }
+        if cuda:
+            best, tried = None, []
+            for cfg in kernel_configs():
+                fn = (lambda cfg=cfg: kern.int8_matmul(x, codes, s_vec, cfg))
+                entry = cfg.as_dict()
+                try:
+                    entry["rel_error"] = _checked_error(fn(), x, w_hat[cols], cols)
+                    if not entry["rel_error"] <= KERNEL_RTOL[out["dtype"]]:
+                        raise AssertionError(f"int8 kernel {cfg.name} M={m}: relative error "
+                                             f"{entry['rel_error']:.3g}")
+                    r = _bench(fn, device, f"int8_{cfg.name}_{m}")
+                except AssertionError:
+                    raise
+                except Exception as exc:  # a configuration that does not compile or fit
+                    entry["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    tried.append(entry)
+                    continue
+                entry["median_s"] = r.median_s
+                tried.append(entry)
+                if best is None or r.median_s < best[0]:
+                    best = (r.median_s, cfg)
+            if best is None:
+                raise RuntimeError(f"no int8 kernel configuration ran: {tried}")
+            out["configs"][str(m)] = {"chosen": best[1].as_dict(), "tried": tried}
+            impls["int8"] = ((lambda cfg=best[1]: kern.int8_matmul(x, codes, s_vec, cfg)), w_hat)
+        point = {"m": m,
+                 "dense_bytes": weight_only_matmul_bytes(m, n, k, weight_bits=8 * esize,
+                                                         act_bytes=esize),
+                 "int8_bytes": weight_only_matmul_bytes(m, n, k, weight_bits=8, act_bytes=esize),
+                 # the naive path reads the codes, writes and reads a dense copy, then as dense
+                 "naive_bytes": weight_only_matmul_bytes(m, n, k, weight_bits=8, act_bytes=esize)
+                 + 2.0 * n * k * esize + (m * k + m * n) * esize}
+        for name, (fn, dense) in impls.items():
+            err = _checked_error(fn(), x, dense[cols], cols)
+            if not err <= KERNEL_RTOL[out["dtype"]]:
+                raise AssertionError(f"{name} M={m}: relative error {err:.3g} against float64")
+            point[name] = {"rel_error": err,
+                           "bench": summarize(_bench(fn, device, f"{name}_{m}"))}
+        out["points"].append(point)
+        sync(device)
+    return out
+
+
+def run(device: str | None = None) -> dict:
+    """Measure everything this lab reports on ``device`` and return the result dict."""
+    import torch
+
+    from helpers.nn import tinylm
+
+    device = device or lab_device()
+    n, k = speed_shape()
+    result = new_result(LAB, device, schemes=list(SCHEMES), quality_tolerance=QUALITY_TOLERANCE,
+                        val_windows=_val_windows(), generation=list(_gen_settings()),
+                        speed_n=n, speed_k=k, speed_m=speed_rows_m(), budget_s=_budget(),
+                        kernel_rtol=KERNEL_RTOL, scale_dtype="float16")
+    gen = torch.Generator().manual_seed(2026)
+    m = result["measurements"]
+    m["kernel_checks"] = measure_kernel_checks(gen)
+    model = tinylm.load("book-lm", device=device)
+    m["errors"], m["quality"], m["memory"] = measure_model(model, device)
+    del model
+    m["speed"] = measure_speed(device, gen)
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis ----------------------------------------------------------------------------------
+
+IMPLS = ("dense", "naive", "int8")
+
+
+def speed_rows(result: dict) -> list[dict]:
+    """Per M: each path's median time, its bytes, its bound at the measured copy bandwidth, and
+    the fraction of that bandwidth it reaches."""
+    sp = result["measurements"]["speed"]
+    bw = sp["copy_bandwidth"]["bytes_per_s"]
+    rows = []
+    for p in sp["points"]:
+        row = {"m": p["m"], "bandwidth": bw}
+        for name in IMPLS:
+            e = p.get(name)
+            row[f"{name}_bytes"] = p[f"{name}_bytes"]
+            row[f"{name}_bound_s"] = p[f"{name}_bytes"] / bw
+            row[f"{name}_s"] = e["bench"]["median_s"] if e else None
+            row[f"{name}_of_bw"] = (p[f"{name}_bytes"] / bw / e["bench"]["median_s"]) if e else None
+        row["speedup"] = (row["dense_s"] / row["int8_s"]) if row["int8_s"] else None
+        row["speedup_bound"] = p["dense_bytes"] / p["int8_bytes"]
+        rows.append(row)
+    return rows
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
+    """Model | H200 | yours rows: memory per scheme (MB) and the speed sweep's times (us).
+
+    The model of a time is the bytes moved over the copy bandwidth measured in the same run
+    (the H200 run's for the H200 column; the H200 datasheet's peak is quoted on the page)."""
+    rows: list[Row] = []
+    mem_ref = ref["measurements"]["memory"]["schemes"] if ref else {}
+    mem_mine = mine["measurements"]["memory"]["schemes"] if mine else {}
+    for name in SCHEMES:
+        a, b = mem_ref.get(name, {}), mem_mine.get(name, {})
+        if not a and not b:
+            continue
+        rows.append(Row(f"state of book-lm, {name}", "MB", 1e6,
+                        model=(a or b).get("model_bytes"), h200=a.get("measured_bytes"),
+                        yours=b.get("measured_bytes")))
+    r_ref = {r["m"]: r for r in speed_rows(ref)} if ref else {}
+    r_mine = {r["m"]: r for r in speed_rows(mine)} if mine else {}
+    for m in sorted(set(r_ref) | set(r_mine)):
+        a, b = r_ref.get(m, {}), r_mine.get(m, {})
+        for name in IMPLS:
+            if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
+                continue
+            rows.append(Row(f"{name} M={m}", "us", 1e-6, model=a.get(f"{name}_bound_s"),
+                            h200=a.get(f"{name}_s"), yours=b.get(f"{name}_s")))
+    return rows
+
+
+def comparison_table(ref: dict | None, mine: dict | None) -> Table:
+    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
+    rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
+    return Table("Weight-only quantization: memory and decode matmul time", rows,
+                 yours_label="yours" if mine is not None else None)
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result."""
+    m = result["measurements"]
+    checks = m["kernel_checks"]
+    worst = max(c["rel_error"] for c in checks["cases"])
+    lines = [f"int8 kernel checked on {len(checks['cases'])} tiny cases "
+             f"({'interpreter' if checks['interpreted'] else 'GPU'}): worst relative error "
+             f"{worst:.2g}"]
+    q = m["quality"]
+    lines.append(f"bits per byte, unquantized: {q['baseline_bpb']:.4f} "
+                 f"({q['val_bytes_scored']} validation bytes)")
+    for name, s in q["schemes"].items():
+        lines.append(f"  {name:<13} {s['bpb']:.4f} ({100 * s['bpb_increase']:+.2f} %), greedy "
+                     f"tokens agreeing {100 * s['token_agreement']:.0f} %")
+    sp = m["speed"]
+    lines.append(f"copy bandwidth {sp['copy_bandwidth']['bytes_per_s'] / 1e9:.3g} GB/s; "
+                 f"matmul {sp['n']} x {sp['k']} in {sp['dtype']}")
+    for r in speed_rows(result):
+        parts = [f"{name} {r[f'{name}_s'] * 1e6:.3g} us ({100 * r[f'{name}_of_bw']:.0f} % of bw)"
+                 for name in IMPLS if r[f"{name}_s"] is not None]
+        lines.append(f"  M={r['m']:>2}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+# --- grading -------------------------------------------------------------------------------
+
+def reference_per_channel(w):
+    """Per-channel absmax int8 codes and scales of ``w`` (the answer the grader expects)."""
+    from helpers.models import quantization as qz
+
+    s = qz.absmax_scales(w, "channel", bits=8)
+    return qz.quantize(w, s, bits=8), s
+
+
+def _grading_inputs(gen):
+    """A float64 ``(24, 80)`` matrix whose rows differ in magnitude by up to 1000x."""
+    import torch
+
+    w = torch.randn(24, 80, generator=gen, dtype=torch.float64)
+    return (w * 10 ** (3 * torch.rand(24, 1, generator=gen, dtype=torch.float64) - 2),)
+
+
+def grade_per_channel(fn, trials: int = 3) -> Verdict:
+    """Check a reader's ``fn(w) -> (codes, scales)``: per-channel absmax int8 quantization.
+
+    ``w`` is ``(N, K)`` float64; ``codes`` must be integers in [-127, 127] (any integer or float
+    dtype), ``scales`` one per row (``(N, 1)``) equal to ``max|w_row| / 127``; the dequantized
+    ``codes * scales`` must match the float64 reference on fresh random matrices whose rows
+    differ in magnitude (so one scale per tensor fails)."""
+    import torch
+
+    name = "per-channel int8"
+    gen = torch.Generator().manual_seed(7)
+    (w,) = _grading_inputs(gen)
+    try:
+        codes, scales = fn(w.clone())
+    except Exception as exc:
+        return Verdict(name, "FAIL", [f"raised {type(exc).__name__}: {exc}"])
+    codes, scales = torch.as_tensor(codes), torch.as_tensor(scales)
+    n = w.shape[0]
+    if tuple(codes.shape) != tuple(w.shape):
+        return Verdict(name, "FAIL", [f"codes have shape {tuple(codes.shape)}, expected {tuple(w.shape)}"])
+    if scales.numel() == 1:
+        return Verdict(name, "FAIL", ["one scale for the whole tensor: per-channel quantization "
+                                      f"needs one scale per output row, shape ({n}, 1)"])
+    if tuple(scales.shape) != (n, 1):
+        return Verdict(name, "FAIL", [f"scales have shape {tuple(scales.shape)}, expected ({n}, 1)"])
+    c = codes.double()
+    if not bool((c == c.round()).all()) or float(c.abs().max()) > 127:
+        return Verdict(name, "FAIL", [f"codes must be integers in [-127, 127]; got values from "
+                                      f"{float(c.min()):g} to {float(c.max()):g}"])
+    _, want_s = reference_per_channel(w)
+    ratio = (scales.double() / want_s).flatten()
+    if not torch.allclose(ratio, torch.ones_like(ratio), rtol=1e-6):
+        return Verdict(name, "FAIL", [f"scales are not max|w_row| / 127: got {float(ratio.median()):.4f} "
+                                      "times that (127/128 = 0.9921 means dividing by 128, "
+                                      "which clips the largest weight)"])
+    v = check_outputs(lambda w: (lambda q, s: torch.as_tensor(q).double() * torch.as_tensor(s).double())(*fn(w)),
+                      lambda w: (lambda q, s: q * s)(*reference_per_channel(w)),
+                      _grading_inputs, name=name, trials=trials)
+    if v.passed:
+        v.reasons = [f"codes and one scale per row match a float64 reference on {trials} fresh "
+                     "random matrices"]
+    return v
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_cli(LAB, run, argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,441 @@
+"""Lab runner: serve the book's model with static and continuous batching; compare with the
+simulator.
+
+What :func:`run` does, on any device:
+
+1. **check**: serve a small batch of requests with both schedulers (and prefix caching) and
+   require every output to equal :meth:`helpers.nn.decoder.Decoder.generate` of that prompt
+   alone, token for token (float32 weights and KV cache on every tier, so greedy decoding is
+   exact). Nothing is timed before this passes;
+2. **calibrate**: serve a closed batch once, fit the step-time model to its step log and set
+   the Poisson arrival rate to :data:`LOAD` of the continuous engine's estimated capacity, so
+   the trace loads every machine alike;
+3. **measure**: generate the trace (:func:`helpers.sim.workload.poisson_trace`, prompts cut
+   from book-lm's validation text, a few shared prefixes) and serve it in real time, once per
+   scheduler, on the real engine (:mod:`helpers.serving.engine`); every output is checked
+   against ``generate`` again after the run;
+4. **fit and simulate**: fit the step-time model :math:`t = c_0 + c_d n_d + c_p n_p` to both
+   runs' step logs and run the simulator (:mod:`helpers.sim.serving`) on the same trace with it;
+5. **memory**: the KV blocks the paged engine held at its peak against what max-length
+   contiguous reservations would have held for the same running sequences.
+
+Metrics (throughput, TTFT/TPOT percentiles) come from
+:func:`helpers.models.inference.trace_metrics` for the engine and the simulator alike.
+Run as ``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
+Additions kept here: :func:`grade_blocks_needed` (the page's grader) and the analysis helpers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import numpy as np
+
+from helpers.bench import pick
+from helpers.labs import core
+from helpers.labs.core import lab_device, new_result, progress, run_cli
+from helpers.labs.grading import Verdict
+from helpers.models import inference, kv_paging
+
+__all__ = ["LAB", "LOAD", "TOLERANCE", "settings", "check_engine", "calibrate", "make_trace",
+           "run", "reference_or_none", "metrics_rows", "memory_series", "comparison", "comparison_rows",
+           "describe", "prose_numbers", "grade_blocks_needed", "main"]
+
+LAB = "serving"
+#: Offered load: the arrival rate as a fraction of the continuous engine's estimated capacity.
+LOAD = 0.7
+#: The page's tolerance for the simulator's throughput and median TTFT/TPOT against the engine.
+TOLERANCE = 0.15
+SCHEDULERS = ("static", "continuous")
+
+
+def settings() -> dict:
+    """The run's sizes (small on a CPU, full on a GPU)."""
+    return dict(
+        n_requests=pick(small=24, full=240),
+        prompt_len=pick(small=(8, 40), full=(16, 160)),
+        output_mean=pick(small=12.0, full=48.0),
+        output_cap=pick(small=40, full=200),
+        n_prefixes=2, prefix_len=pick(small=16, full=64),
+        block_size=16, max_batch=pick(small=8, full=32),
+        token_budget=pick(small=64, full=512),
+        num_blocks=pick(small=64, full=1024),
+        seed=2026, load=LOAD)
+
+
+@contextlib.contextmanager
+def _threads(device: str):
+    """One intra-op thread on a CPU: the small model gains nothing from more, and a shared
+    2-core machine would make them fight."""
+    import torch
+
+    old = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _model(device: str):
+    import torch
+    from helpers.nn import tinylm
+
+    return tinylm.load("book-lm", device=device, dtype=torch.float32)
+
+
+def _validation_tokens():
+    from helpers.nn import tinylm
+
+    _, val = tinylm.split(tinylm.corpus_bytes())
+    return val.numpy()
+
+
+def _reference_outputs(model, requests, prompts) -> dict:
+    import torch
+
+    dev = model.embed.weight.device
+    return {r.id: model.generate(torch.tensor(np.asarray(p), device=dev)[None],
+                                 r.output_len)[0, len(p):].tolist()
+            for r, p in zip(requests, prompts)}
+
+
+#: Largest gap between the two best logits at which a divergence from ``generate`` is taken
+#: as a rounding tie (different but equally valid summation orders of batched kernels).
+TIE_LOGIT_GAP = 1e-3
+
+
+def _mismatches(served: dict, reference: dict, model=None, prompts: dict | None = None
+                ) -> list[int]:
+    """Ids of served requests whose output differs from ``generate``'s. With ``model`` and
+    ``prompts``, a request whose first differing token was a near tie in ``generate``'s own
+    logits (top two within :data:`TIE_LOGIT_GAP`) is not counted: its later tokens follow a
+    different but equally valid prefix."""
+    bad = []
+    for q in served["requests"]:
+        want = reference[q["id"]]
+        if q["output"] == want:
+            continue
+        if model is not None and prompts is not None and _near_tie(model, prompts[q["id"]],
+                                                                  q["output"], want):
+            served.setdefault("near_ties", []).append(q["id"])
+            continue
+        bad.append(q["id"])
+    return bad
+
+
+def _near_tie(model, prompt, got: list[int], want: list[int]) -> bool:
+    import torch
+
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+    if k is None:  # same tokens, different lengths: not a rounding tie
+        return False
+    dev = model.embed.weight.device
+    toks = torch.tensor(list(np.asarray(prompt)) + want[:k], device=dev)[None]
+    with torch.no_grad():
+        top = model(toks)[0, -1].float().topk(2).values
+    return float(top[0] - top[1]) <= TIE_LOGIT_GAP
+
+
+def _engine(model, s: dict, prefix_caching: bool = True):
+    from helpers.serving.engine import Engine
+
+    return Engine(model, num_blocks=s["num_blocks"], block_size=s["block_size"],
+                  max_batch=s["max_batch"], token_budget=s["token_budget"],
+                  prefix_caching=prefix_caching)
+
+
+def make_trace(s: dict, rate_per_s: float, tokens):
+    """The measured trace and its prompts."""
+    from helpers.sim import workload as W
+
+    lo, hi = s["prompt_len"]
+    tr = W.poisson_trace(rate_per_s, s["n_requests"], prompt_len=W.uniform(lo, hi),
+                         output_len=W.geometric(s["output_mean"], cap=s["output_cap"]),
+                         seed=s["seed"], n_prefixes=s["n_prefixes"], prefix_len=s["prefix_len"])
+    return tr, W.prompt_tokens(tr, tokens, seed=s["seed"])
+
+
+def check_engine(model, s: dict, tokens) -> dict:
+    """Serve a small closed batch with every scheduler; raise unless every output equals
+    ``generate``'s. Returns what was checked."""
+    from helpers.sim import workload as W
+
+    tr = W.batch_trace(6, prompt_len=W.uniform(3, 40), output_len=W.uniform(1, 12), seed=1,
+                       n_prefixes=1, prefix_len=s["block_size"] + 3)
+    prompts = W.prompt_tokens(tr, tokens, seed=1)
+    ref = _reference_outputs(model, tr, prompts)
+    checked = []
+    for sched, prefix in (("static", False), ("continuous", False), ("continuous", True)):
+        eng = _engine(model, dict(s, token_budget=24), prefix_caching=prefix)
+        bad = _mismatches(eng.serve(tr, prompts, sched), ref, model,
+                          {r.id: p for r, p in zip(tr, prompts)})
+        if bad:
+            raise AssertionError(f"{sched} batching (prefix caching {prefix}) served requests "
+                                 f"{bad} with outputs that differ from generate()")
+        checked.append(f"{sched}{' + prefix caching' if prefix else ''}")
+    return {"requests": len(tr), "schedulers": checked, "exact_token_match": True}
+
+
+def calibrate(model, s: dict, tokens) -> dict:
+    """A closed batch served continuously; its fitted step model and the capacity estimate.
+
+    Capacity: ``max_batch`` sequences decoding together emit ``max_batch`` tokens per step of
+    ``c0 + c_d * max_batch`` seconds; divided by the mean output length it is requests/s."""
+    from helpers.sim import workload as W
+    from helpers.sim.serving import fit_step_model
+
+    lo, hi = s["prompt_len"]
+    tr = W.batch_trace(2 * s["max_batch"], prompt_len=W.uniform(lo, hi),
+                       output_len=W.uniform(4, 2 * int(s["output_mean"])), seed=7)
+    prompts = W.prompt_tokens(tr, tokens, seed=7)
+    eng = _engine(model, s, prefix_caching=False)
+    eng.serve(tr, prompts, "continuous")  # warm-up (allocator, kernels)
+    out = eng.serve(tr, prompts, "continuous")
+    fit = fit_step_model(out["steps"])
+    b = s["max_batch"]
+    step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
+    tokens_per_s = b / step_s
+    return {"fit": fit.__dict__, "decode_step_s_at_max_batch": step_s,
+            "capacity_tokens_per_s": tokens_per_s,
+            "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
+
+
+def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
+    """Peak KV slots: paged (blocks held), tokens stored, and contiguous reservations of
+    ``max_seq_len`` for the same running sequences."""
+    bs = served["block_size"]
+    peak = max(served["steps"], key=lambda st: st["blocks_used"])
+    return {"peak_blocks": served["peak_blocks"], "paged_reserved_tokens": served["peak_blocks"] * bs,
+            "tokens_stored_at_peak": peak["tokens_stored"],
+            "max_running": max(st["n_seqs"] for st in served["steps"]),
+            "contiguous_reserved_tokens": max(st["n_seqs"] for st in served["steps"]) * max_seq_len,
+            "max_seq_len": max_seq_len,
+            "contiguous_reserved_tokens_model_max": max(st["n_seqs"] for st in served["steps"])
+            * model_max_seq_len, "model_max_seq_len": model_max_seq_len}
+
+
+def run(device: str | None = None) -> dict:
+    """Check, calibrate, measure both schedulers, fit, simulate; return the result."""
+    from helpers.sim.serving import fit_step_model, simulate
+    from helpers.sim.workload import to_dicts
+
+    device = device or lab_device()
+    s = settings()
+    result = new_result(LAB, device, **s, dtype="float32", tolerance=TOLERANCE)
+    tokens = _validation_tokens()
+    with _threads(device):
+        model = _model(device)
+        meas = result["measurements"]
+        meas["check"] = check_engine(model, s, tokens)
+        meas["calibration"] = cal = calibrate(model, s, tokens)
+        trace, prompts = make_trace(s, cal["rate_per_s"], tokens)
+        meas["trace"] = to_dicts(trace)
+        ref = _reference_outputs(model, trace, prompts)
+        served = {}
+        for sched in progress(SCHEDULERS, desc="schedulers"):
+            out = _engine(model, s).serve(trace, prompts, sched)
+            bad = _mismatches(out, ref, model, {r.id: p for r, p in zip(trace, prompts)})
+            if bad:
+                raise AssertionError(f"{sched}: requests {bad} differ from generate()")
+            served[sched] = out
+        fit = fit_step_model([st for o in served.values() for st in o["steps"]])
+        meas["fit"] = fit.__dict__
+        max_seq_len = max(r.prompt_len + r.output_len for r in trace)
+        for sched, out in served.items():
+            sim = simulate(trace, sched, fit, num_blocks=s["num_blocks"],
+                           block_size=s["block_size"], max_batch=s["max_batch"],
+                           token_budget=s["token_budget"], prefix_caching=True)
+            steps = out["steps"]
+            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"]) for st in steps])
+            dur = np.array([st["duration_s"] for st in steps])
+            meas[sched] = {
+                "engine": inference.trace_metrics(out["requests"]),
+                "simulator": inference.trace_metrics(sim["requests"]),
+                "n_steps": len(steps), "sim_n_steps": len(sim["steps"]),
+                "step_fit_median_abs_error": float(np.median(np.abs(pred / dur - 1))),
+                "engine_busy_s": float(dur.sum()),
+                "engine_wall_s": max(t for q in out["requests"] for t in q["token_times_s"]),
+                "preemptions": sum(q["preemptions"] for q in out["requests"]),
+                "outputs_equal_generate": len(out["requests"]) - len(out.get("near_ties", [])),
+                "near_tie_divergences": len(out.get("near_ties", [])),
+                "shared_prefix_tokens": sum(q["shared_tokens"] for q in out["requests"]),
+                "memory": _memory(out, max_seq_len, model.cfg.max_seq_len),
+                "steps": [{k: st[k] for k in ("t_start_s", "duration_s", "n_decode",
+                                             "n_prefill_tokens", "blocks_used", "tokens_stored",
+                                             "n_seqs")} for st in steps],
+                "requests": [{k: q[k] for k in ("id", "arrival_s", "token_times_s", "admitted_s",
+                                               "preemptions")} for q in out["requests"]],
+                "sim_memory": sim["memory"],
+            }
+    return result
+
+
+def reference_or_none() -> dict | None:
+    """The H200 reference result, or None if it has not been measured yet."""
+    return core.reference_or_none(LAB)
+
+
+# --- analysis ---------------------------------------------------------------------------------
+QUANTITIES = (("output_tokens_per_s", None, "throughput", "tok/s", 1.0),
+              ("ttft_s", "p50", "TTFT p50", "ms", 1e-3),
+              ("ttft_s", "p90", "TTFT p90", "ms", 1e-3),
+              ("tpot_s", "p50", "TPOT p50", "ms", 1e-3),
+              ("tpot_s", "p90", "TPOT p90", "ms", 1e-3))
+
+
+def _get(m: dict, key: str, q: str | None):
+    v = m.get(key)
+    if q is None:
+        return v
+    return None if v is None else v.get(q)
+
+
+def metrics_rows(result: dict) -> list[dict]:
+    """Per scheduler and quantity: the engine's value, the simulator's and the error."""
+    out = []
+    for sched in SCHEDULERS:
+        r = result["measurements"][sched]
+        for key, q, label, unit, scale in QUANTITIES:
+            e, s = _get(r["engine"], key, q), _get(r["simulator"], key, q)
+            out.append({"scheduler": sched, "quantity": label, "unit": unit, "scale": scale,
+                        "engine": e, "simulator": s,
+                        "error": (s / e - 1) if (e and s is not None) else None})
+    return out
+
+
+def memory_series(result: dict, scheduler: str = "continuous") -> list[dict]:
+    """The engine's KV slots held (whole blocks) and tokens stored after each step, in the
+    layout of :func:`helpers.figures.scheduling_kv.memory_figure`."""
+    bs = result["settings"]["block_size"]
+    return [{"t_s": st["t_start_s"] + st["duration_s"], "reserved_tokens": st["blocks_used"] * bs,
+             "used_tokens": st["tokens_stored"]}
+            for st in result["measurements"][scheduler]["steps"]]
+
+
+def comparison(reference: dict | None, mine: dict | None = None) -> list[dict]:
+    """Rows for the lab table: the simulator's prediction (fitted on the H200's own steps),
+    the H200's measurement, yours."""
+    out = []
+    ref_rows = metrics_rows(reference) if reference else None
+    my_rows = metrics_rows(mine) if mine else None
+    base = ref_rows or my_rows or [
+        {"scheduler": sc, "quantity": lab, "unit": u, "scale": k, "engine": None,
+         "simulator": None} for sc in SCHEDULERS for _, _, lab, u, k in QUANTITIES]
+    for i, row in enumerate(base):
+        out.append({"quantity": f"{row['scheduler']} {row['quantity']}", "unit": row["unit"],
+                    "scale": row["scale"],
+                    "model": ref_rows[i]["simulator"] if ref_rows else None,
+                    "h200": ref_rows[i]["engine"] if ref_rows else None,
+                    "yours": my_rows[i]["engine"] if my_rows else None})
+    return out
+
+
+def comparison_rows(reference: dict | None, mine: dict | None = None) -> list:
+    """:func:`comparison` as ``report.Row`` (model = the simulator with the step model fitted
+    to the H200's own step log)."""
+    from helpers.labs.report import Row
+
+    return [Row(r["quantity"], r["unit"], r["scale"], model=r["model"], h200=r["h200"],
+                yours=r["yours"]) for r in comparison(reference, mine)]
+
+
+def describe(result: dict) -> str:
+    """A few lines: the fitted step model, each scheduler's throughput and TTFT, memory."""
+    f = result["measurements"]["fit"]
+    lines = [f"step model: {f['fixed_s'] * 1e3:.3g} ms + {f['per_decode_s'] * 1e6:.3g} us per "
+             f"decoding sequence + {f['per_prefill_token_s'] * 1e6:.3g} us per prefill token"]
+    for sched in SCHEDULERS:
+        r = result["measurements"][sched]
+        e, s, m = r["engine"], r["simulator"], r["memory"]
+        lines.append(f"{sched}: {e['output_tokens_per_s']:.0f} tok/s measured, "
+                     f"{s['output_tokens_per_s']:.0f} simulated; TTFT p50 "
+                     f"{e['ttft_s']['p50'] * 1e3:.1f} ms measured, {s['ttft_s']['p50'] * 1e3:.1f} "
+                     f"simulated; peak KV {m['paged_reserved_tokens']} slots paged vs "
+                     f"{m['contiguous_reserved_tokens']} contiguous")
+    return "\n".join(lines)
+
+
+def prose_numbers(result: dict | None) -> dict:
+    """Strings for the page's prose (``"(not measured yet)"`` everywhere without a result)."""
+    keys = ["thr_static", "thr_cont", "thr_ratio", "ttft_static_ms", "ttft_cont_ms",
+            "tpot_static_ms", "tpot_cont_ms", "err_thr_static", "err_thr_cont", "err_ttft_cont",
+            "err_tpot_cont", "err_ttft_static", "err_tpot_static", "fit_c0_ms", "fit_cd_us",
+            "fit_cp_us", "fit_err", "peak_paged", "peak_stored", "peak_contig",
+            "peak_contig_model", "shared", "n_requests", "rate", "within", "preempt",
+            "gap_ms"]
+    if result is None:
+        return {k: "(not measured yet)" for k in keys}
+    m = result["measurements"]
+    st, co, f = m["static"], m["continuous"], m["fit"]
+
+    def pct(e, s_):
+        return f"{(s_ / e - 1) * 100:+.0f} %"
+
+    rows = metrics_rows(result)
+    core_rows = [r for r in rows if r["quantity"] in ("throughput", "TTFT p50", "TPOT p50")]
+    within = sum(1 for r in core_rows if r["error"] is not None and abs(r["error"]) <= TOLERANCE)
+    gaps = [co["engine_wall_s"] - co["engine_busy_s"], st["engine_wall_s"] - st["engine_busy_s"]]
+    return {
+        "thr_static": f"{st['engine']['output_tokens_per_s']:.0f}",
+        "thr_cont": f"{co['engine']['output_tokens_per_s']:.0f}",
+        "thr_ratio": f"{co['engine']['output_tokens_per_s'] / st['engine']['output_tokens_per_s']:.2f}",
+        "ttft_static_ms": f"{st['engine']['ttft_s']['p50'] * 1e3:.1f}",
+        "ttft_cont_ms": f"{co['engine']['ttft_s']['p50'] * 1e3:.1f}",
+        "tpot_static_ms": f"{st['engine']['tpot_s']['p50'] * 1e3:.2f}",
+        "tpot_cont_ms": f"{co['engine']['tpot_s']['p50'] * 1e3:.2f}",
+        "err_thr_static": pct(st["engine"]["output_tokens_per_s"], st["simulator"]["output_tokens_per_s"]),
+        "err_thr_cont": pct(co["engine"]["output_tokens_per_s"], co["simulator"]["output_tokens_per_s"]),
+        "err_ttft_static": pct(st["engine"]["ttft_s"]["p50"], st["simulator"]["ttft_s"]["p50"]),
+        "err_ttft_cont": pct(co["engine"]["ttft_s"]["p50"], co["simulator"]["ttft_s"]["p50"]),
+        "err_tpot_static": pct(st["engine"]["tpot_s"]["p50"], st["simulator"]["tpot_s"]["p50"]),
+        "err_tpot_cont": pct(co["engine"]["tpot_s"]["p50"], co["simulator"]["tpot_s"]["p50"]),
+        "fit_c0_ms": f"{f['fixed_s'] * 1e3:.2f}", "fit_cd_us": f"{f['per_decode_s'] * 1e6:.0f}",
+        "fit_cp_us": f"{f['per_prefill_token_s'] * 1e6:.1f}",
+        "fit_err": f"{max(st['step_fit_median_abs_error'], co['step_fit_median_abs_error']) * 100:.0f} %",
+        "peak_paged": f"{co['memory']['paged_reserved_tokens']}",
+        "peak_stored": f"{co['memory']['tokens_stored_at_peak']}",
+        "peak_contig": f"{co['memory']['contiguous_reserved_tokens']}",
+        "peak_contig_model": f"{co['memory']['contiguous_reserved_tokens_model_max']}",
+        "shared": f"{co['shared_prefix_tokens']}",
+        "n_requests": f"{len(m['trace'])}",
+        "rate": f"{m['calibration']['rate_per_s']:.1f}",
+        "within": f"{within} of {len(core_rows)}",
+        "preempt": f"{co['preemptions']}",
+        "gap_ms": f"{max(gaps) * 1e3:.0f}",
+    }
+
+
+# --- grading ----------------------------------------------------------------------------------
+def grade_blocks_needed(candidate) -> Verdict:
+    """Check a reader's ``blocks_needed(num_tokens, block_size)`` against the model on every
+    ``num_tokens`` from 0 to 4 blocks and several block sizes (exact multiples included)."""
+    name = "blocks_needed"
+    wrong = []
+    for b in (1, 2, 7, 16, 32):
+        for n in range(0, 4 * b + 2):
+            want = kv_paging.blocks_needed(n, b)
+            try:
+                got = candidate(n, b)
+            except Exception as exc:  # a crash is a wrong answer, reported as such
+                got = f"{type(exc).__name__}"
+            if got != want:
+                wrong.append((n, b, got, want))
+    if wrong:
+        n, b, got, want = wrong[0]
+        return Verdict(name, "FAIL", [f"{len(wrong)} of the cases are wrong; the first: "
+                                      f"{n} tokens in blocks of {b} need {want} blocks, "
+                                      f"got {got}"])
+    return Verdict(name, "PASS", ["every token count from 0 to 4 blocks, block sizes 1 to 32, "
+                                  "exact multiples included"])
+
+
+def main(argv=None) -> int:
+    run_cli(LAB, run, argv)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

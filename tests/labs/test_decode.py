@@ -1,0 +1,174 @@
+"""The decode lab: its CPU run and result file, the bytes model, the timed attention, the grader."""
+
+import copy
+import json
+
+import pytest
+import torch
+
+from helpers import specs
+from helpers.labs import core
+from helpers.labs import decode as lab
+from helpers.models import transformer as tf
+from helpers.nn.decoder import Decoder, KVCache
+from helpers.nn.tinylm import BOOK_LM
+
+H200 = specs.H200_SXM
+
+
+@pytest.fixture(scope="module")
+def result_file(tmp_path_factory):
+    """A CPU run written through the command line (small sizes)."""
+    out = tmp_path_factory.mktemp("labdec")
+    return core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu", "--size", "small"])
+
+
+@pytest.fixture(scope="module")
+def cpu_result(result_file):
+    return core.load_result(result_file)
+
+
+def gpu_shaped(result, graph_speedup=2.0):
+    """The CPU result dressed as a GPU run (graph timings added), to test the GPU analysis."""
+    r = copy.deepcopy(result)
+    r["tier"] = "gpu"
+    for mod in r["measurements"]["models"]:
+        for p in mod["points"]:
+            p["graph"] = copy.deepcopy(p["eager"])
+            p["graph"]["median_s"] = p["eager"]["median_s"] / graph_speedup
+    return r
+
+
+def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
+    data = json.loads(result_file.read_text())
+    assert data["lab"] == "decode" and data["tier"] == "cpu" and data["size_tier"] == "small"
+    m = cpu_result["measurements"]
+    assert m["copy"]["bytes_per_s"] > 0
+    assert [mod["name"] for mod in m["models"]] == [lab.CPU_CONFIG.name, BOOK_LM.name]
+    for mod in m["models"]:
+        cfg = lab.CPU_CONFIG if mod["name"] == lab.CPU_CONFIG.name else BOOK_LM
+        assert mod["parameters"] == tf.parameter_count(cfg)
+        assert mod["weight_bytes_allocated"] == 4 * tf.parameter_count(cfg)  # fp32 on a CPU
+        assert mod["check"]["batched_vs_alone"] <= lab.REL_TOLERANCE["float32"]
+        assert mod["check"]["read_once_vs_stock"] <= lab.REL_TOLERANCE["float32"]
+        got = [(p["context"], p["batch"]) for p in mod["points"]]
+        assert got == [(c, b) for c in lab.contexts(cfg) for b in lab.batches()]
+        for p in mod["points"]:  # the allocated cache is exactly the model's KV bytes
+            assert p["kv_bytes"] == lab.kv_bytes(cfg, batch=p["batch"], context_len=p["context"],
+                                                 bytes_per_element=4)
+            assert p["eager"]["median_s"] > 0 and "graph" not in p
+            last = (p["context"], p["batch"]) == (lab.contexts(cfg)[-1], lab.batches()[-1])
+            assert ("stock_eager" in p) == last  # the book's attention, timed at one point
+
+
+def test_decode_bytes_limits_and_linearity():
+    cfg = lab.GPU_CONFIG
+    w = tf.weight_bytes(tf.matmul_parameter_count(cfg), 2)
+    assert lab.decode_bytes(cfg, 1, 0, 2) == w  # no context: the weights alone
+    assert lab.decode_bytes(cfg, 7, 0, 2) == w  # ... whatever the batch: read once
+    per_token = tf.kv_cache_bytes_per_token(cfg, 2)
+    for b, s in ((1, 1), (3, 100), (256, 4096)):
+        assert lab.decode_bytes(cfg, b, s, 2) == pytest.approx(w + b * s * per_token, rel=1e-12)
+    # twice the batch adds exactly one more batch's KV cache
+    assert (lab.decode_bytes(cfg, 8, 512, 2) - lab.decode_bytes(cfg, 4, 512, 2)
+            == pytest.approx(4 * 512 * per_token))
+
+
+def test_decode_bytes_against_the_tensors_of_a_real_decoder():
+    """Oracle: the bytes of the Linear weights of an actual module and of an allocated cache."""
+    cfg = lab.CPU_CONFIG
+    model = Decoder(cfg).to(torch.bfloat16)
+    linear = sum(m.weight.nbytes for m in model.modules() if isinstance(m, torch.nn.Linear))
+    cache = KVCache(cfg, batch=3, max_seq_len=50, dtype=torch.bfloat16)
+    assert lab.decode_bytes(cfg, 3, 50, 2) == linear + cache.nbytes
+
+
+def test_published_weight_bytes_of_llama2_7b():
+    """Agarwal et al. (2023), Databricks, "Model Bandwidth Utilization": a 7B model in 16-bit
+    reads about 14 GB per step; Llama-2-7B's matrices are 6.6 billion (13.2 GB in bf16) since the
+    embedding table is gathered, not read whole."""
+    w = lab.decode_bytes(tf.LLAMA2_7B, 1, 0, 2)
+    assert 13e9 < w < 14e9
+    assert tf.weight_bytes(tf.parameter_count(tf.LLAMA2_7B), 2) == pytest.approx(13.5e9, rel=0.01)
+
+
+@pytest.mark.parametrize("bad", [dict(batch=0), dict(batch=1.5), dict(context_len=-1)])
+def test_decode_bytes_rejects_bad_input(bad):
+    args = dict(batch=2, context_len=10) | bad
+    with pytest.raises(ValueError):
+        lab.decode_bytes(BOOK_LM, args["batch"], args["context_len"], 2)
+
+
+def test_read_once_attention_equals_the_books_on_a_prompt_and_a_step():
+    torch.manual_seed(0)
+    cfg = tf.TransformerConfig(name="t", n_layers=2, d_model=64, n_heads=8, n_kv_heads=2,
+                               d_ff=96, vocab_size=50, max_seq_len=32)
+    stock = Decoder(cfg).double().eval()
+    fast = lab.read_once(copy.deepcopy(stock))
+    assert all(isinstance(b.attn, lab.ReadOnceAttention) for b in fast.blocks)
+    tokens = torch.randint(50, (3, 9))
+    c1, c2 = (KVCache(cfg, batch=3, max_seq_len=10, dtype=torch.float64) for _ in range(2))
+    with torch.no_grad():
+        torch.testing.assert_close(fast(tokens, cache=c1), stock(tokens, cache=c2))
+        step = torch.randint(50, (3, 1))
+        torch.testing.assert_close(fast(step, cache=c1, start_pos=9),
+                                   stock(step, cache=c2, start_pos=9))
+
+
+def test_check_batched_decode_catches_a_decoder_that_mixes_sequences():
+    model = lab.read_once(lab.build_model(BOOK_LM, "cpu", torch.float32))
+    assert lab.check_batched_decode(model, "cpu")["batched_vs_alone"] < 1e-4
+    original = model.blocks[0].mlp.forward
+    model.blocks[0].mlp.forward = lambda x: original(x) + x.mean(0, keepdim=True)  # batch leak
+    with pytest.raises(AssertionError, match="batched vs one-by-one"):
+        lab.check_batched_decode(model, "cpu")
+
+
+def test_point_rows_on_cpu_and_gpu_shaped_results(cpu_result):
+    rows = lab.point_rows(cpu_result)
+    copy_bw = cpu_result["measurements"]["copy"]["bytes_per_s"]
+    for r in rows:
+        assert r["bound_s"] == pytest.approx(r["step_bytes"] / copy_bw)  # a CPU: the copy rate
+        assert r["timed"] == "eager" and r["roofline_s"] is None
+        assert r["tokens_per_s"] == pytest.approx(r["batch"] / r["eager_s"])
+    g = lab.point_rows(gpu_shaped(cpu_result))
+    for r in g:
+        assert r["timed"] == "graph" and r["step_s"] == pytest.approx(r["eager_s"] / 2)
+        assert r["bound_s"] == pytest.approx(r["step_bytes"] / H200.hbm_bytes_per_s)
+        assert r["roofline_s"] >= r["bound_s"] * (1 - 1e-12)
+
+
+def test_comparison_rows_with_and_without_a_reference(cpu_result, tmp_path, monkeypatch):
+    assert lab.comparison_rows(None) == []
+    assert "no measurement yet" in str(lab.comparison_table(None, None))
+    mine = lab.comparison_rows(None, cpu_result)
+    assert [r.yours for r in mine] and all(r.h200 is None for r in mine)
+    # the with-file path: a result saved where the reference is looked for
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    assert lab.reference_or_none() is None
+    core.save_result(gpu_shaped(cpu_result), tmp_path)
+    ref = lab.reference_or_none()
+    rows = lab.comparison_rows(ref)
+    assert rows and all(r.model is not None and r.h200 is not None and r.yours is None
+                        for r in rows)
+    assert "yours" in str(lab.comparison_table(ref, cpu_result))
+    assert "decode-lab-small" in lab.describe(ref)
+
+
+def test_grader_passes_the_model_and_names_the_classic_mistakes():
+    assert lab.grade_decode_bytes(lab.decode_bytes).passed
+
+    def weights_only(cfg, b, s, e):
+        return tf.weight_bytes(tf.matmul_parameter_count(cfg), e)
+
+    def per_sequence(cfg, b, s, e):
+        return b * lab.decode_bytes(cfg, 1, s, e)
+
+    v = lab.grade_decode_bytes(weights_only)
+    assert not v.passed and "KV cache" in str(v)
+    v = lab.grade_decode_bytes(per_sequence)
+    assert not v.passed and "once per sequence" in str(v)
+    v = lab.grade_decode_bytes(lambda *a: 1 / 0)
+    assert not v.passed and "ZeroDivisionError" in str(v)
+    with pytest.raises(ValueError):
+        lab.grade_decode_bytes(lab.decode_bytes, trials=0)

@@ -1,0 +1,93 @@
+"""Tests of the load lab's runner: a tiny CPU run, its result file, predictions, the grader."""
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers.labs import core, load
+from helpers.labs.report import Table
+from helpers.models import queueing as qm
+
+
+def _tiny(monkeypatch):
+    base = load.settings()
+    tiny = {**base, "servers": 1, "output_mean_tokens": 2.0, "output_cap_tokens": 4,
+            "calibration_requests": 4, "requests_per_run": 10, "load_factors": [0.5, 2.0]}
+    monkeypatch.setattr(load, "settings", lambda: tiny)
+    return tiny
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    try:
+        _tiny(mp)
+        out = tmp_path_factory.mktemp("load")
+        path = core.run_cli(load.LAB, load.run, ["--out", str(out), "--device", "cpu",
+                                                 "--size", "small"])
+    finally:
+        mp.undo()
+    return core.load_result(path)
+
+
+def test_a_tiny_cpu_run_writes_a_valid_result(tiny_result):
+    m = tiny_result["measurements"]
+    assert tiny_result["lab"] == "load" and m["checked"] and m["servers"] == 1
+    cal = m["calibration"]
+    assert cal["mean_service_s"] > cal["mean_prefill_s"] > 0 and cal["service_cv"] >= 0
+    assert len(m["runs"]) == 4 and {r["policy"] for r in m["runs"]} == {"none", "cap"}
+    for r in m["runs"]:
+        adm = np.array(r["admitted"])
+        starts = np.array([np.nan if x is None else x for x in r["start_s"]])
+        arr = np.array(r["arrival_s"])
+        assert np.all(starts[adm] >= arr[adm] - 1e-3)  # nobody starts before arriving
+        if r["policy"] == "none":
+            assert adm.all()
+        meas, pred = r["measured"], r["predicted"]
+        assert 0 <= meas["admitted_attainment"] <= 1 and 0 <= pred["model_admitted_attainment"] <= 1
+        assert meas["goodput_per_s"] <= meas["offered_rate_per_s"] + 1e-9
+    json.dumps(tiny_result)  # serializable
+
+
+def test_the_page_table_reads_a_result_file(tiny_result):
+    rows = load.comparison_rows(tiny_result, tiny_result)
+    assert rows[0].h200 == tiny_result["measurements"]["calibration"]["mean_service_s"]
+    assert all(r.model is not None for r in rows[1:])
+    assert "goodput / capacity" in str(Table("load", rows, yours_label="yours"))
+    assert [r.h200 for r in load.comparison_rows(None)] == [None] * len(rows)
+    assert len(load.run_rows(tiny_result)) == 4
+
+
+def test_predictions_on_a_synthetic_run():
+    cal = {"mean_service_s": 1.0, "mean_prefill_s": 0.0, "service_s": [1.0] * 50}
+    arrival = np.arange(200) / 1.5  # 1.5 per second into 2 servers
+    run = {"arrival_s": arrival.tolist(), "capacity": None}
+    p = load.predict(run, cal, 2, 1.0)
+    assert p["utilization"] == pytest.approx(0.75)
+    assert p["model_admitted_attainment"] == pytest.approx(qm.mmc_wait_attainment(1.0, 1.5, 1.0, 2))
+    assert p["sim_admitted_attainment"] == 1.0  # evenly spaced, constant service: no wait
+    capped = load.predict({**run, "capacity": 3}, cal, 2, 1.0)
+    assert capped["model_blocked_fraction"] > 0 and capped["sim_blocked_fraction"] == 0
+
+
+def test_admission_capacity_is_the_predicted_wait_rule():
+    assert load.admission_capacity(4, 0.1, 0.1) == 8
+    assert load.admission_capacity(1, 1.0, 0.0) == 2
+    with pytest.raises(ValueError):
+        load.admission_capacity(0, 0.1, 0.1)
+    with pytest.raises(ValueError):
+        load.Pool(0)
+
+
+def test_grader_passes_erlang_c_and_fails_the_mm1_formula():
+    assert load.grade_erlang_c(qm.erlang_c, seed=1).passed
+    bad = load.grade_erlang_c(lambda c, a: a / c, seed=1)
+    assert bad.status == "FAIL" and "M/M/1" in str(bad) and "0.174132" in str(bad)
+    broken = load.grade_erlang_c(lambda c, a: 1 / 0, seed=1)
+    assert broken.status == "FAIL" and "ZeroDivisionError" in str(broken)
+
+
+def test_usable_cpus():
+    assert load.usable_cpus() >= 1
+    assert 1 <= load.settings()["servers"] <= 8

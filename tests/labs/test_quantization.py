@@ -1,0 +1,141 @@
+"""The quantization lab: its CPU run and result file, the traffic model, the analysis of a
+GPU-shaped result, and its grader (right and wrong per-channel quantizers)."""
+
+import copy
+import json
+
+import pytest
+import torch
+
+from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
+from helpers.labs import core
+from helpers.labs import quantization as lab
+from helpers.models import quantization as qz
+
+
+@pytest.fixture(scope="module")
+def result_file(tmp_path_factory):
+    """A CPU run written through the command line (BOOK_SIZE=small)."""
+    out = tmp_path_factory.mktemp("labquant")
+    return core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu", "--size", "small"])
+
+
+@pytest.fixture(scope="module")
+def cpu_result(result_file):
+    return core.load_result(result_file)
+
+
+def gpu_shaped(result, int8_speed=1.8):
+    """The CPU result with int8 kernel timings added (``int8_speed`` times the dense path)."""
+    r = copy.deepcopy(result)
+    for p in r["measurements"]["speed"]["points"]:
+        p["int8"] = copy.deepcopy(p["dense"])
+        p["int8"]["bench"]["median_s"] = p["dense"]["bench"]["median_s"] / int8_speed
+    return r
+
+
+def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
+    data = json.loads(result_file.read_text())
+    assert data["lab"] == "quantization" and data["tier"] == "cpu" and data["size_tier"] == "small"
+    m = cpu_result["measurements"]
+    checks = m["kernel_checks"]["cases"]
+    assert {c["dtype"] for c in checks} == {"float32", "float16", "bfloat16"}
+    assert all(c["rel_error"] <= lab.KERNEL_RTOL[c["dtype"]] for c in checks)
+    assert {e["scheme"] for e in m["errors"]} == set(lab.SCHEMES)
+    for e in m["errors"]:  # the rounding-error model: never above s/2, RMS near s/sqrt(12)
+        assert e["max_over_half_step"] <= 1.001
+        assert 0.8 < e["rms_error"] / e["rms_model"] < 1.2
+    q = m["quality"]
+    assert q["schemes"]["int8-channel"]["within_tolerance"]
+    assert q["schemes"]["int8-channel"]["bpb_increase"] < q["schemes"]["int4-g128"]["bpb_increase"]
+    mem = m["memory"]
+    for s in mem["schemes"].values():
+        assert abs(s["measured_bytes"] / s["model_bytes"] - 1) < 1e-3
+    assert mem["schemes"]["int4-g32"]["measured_bytes"] < mem["schemes"]["int8-channel"]["measured_bytes"] < mem["bf16_bytes"]
+    sp = m["speed"]
+    assert not sp["kernel_timed"] and sp["dtype"] == "float32"
+    assert [p["m"] for p in sp["points"]] == lab.speed_rows_m()
+    for p in sp["points"]:
+        assert "int8" not in p and p["dense"]["bench"]["median_s"] > 0
+
+
+def test_per_channel_beats_per_tensor_on_every_layer(cpu_result):
+    err = {(e["scheme"], e["layer"]): e["rms_error"] for e in cpu_result["measurements"]["errors"]}
+    layers = {layer for scheme, layer in err if scheme == "int8-channel"}
+    assert all(err[("int8-channel", l)] <= err[("int8-tensor", l)] for l in layers)
+
+
+def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeypatch, tmp_path):
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    assert lab.reference_or_none() is None
+    (tmp_path / result_file.name).write_text(result_file.read_text())
+    ref = lab.reference_or_none()
+    assert ref["lab"] == "quantization"
+    table = str(lab.comparison_table(ref, ref))
+    assert "int8-channel" in table and "dense M=1" in table and "int8 M=" not in table
+    assert "no measurement yet" in str(lab.comparison_table(None, None))
+
+
+def test_analysis_of_a_gpu_shaped_result(cpu_result):
+    r = gpu_shaped(cpu_result)
+    rows = lab.speed_rows(r)
+    for row in rows:
+        assert row["speedup"] == pytest.approx(1.8)
+        # a CPU result is fp32: int8 quarters the weights' bytes (not x's, nor y's)
+        assert 3.5 < row["speedup_bound"] < 4.0
+    assert "int8 M=1" in str(lab.comparison_table(r, None))
+    assert "int8" in lab.describe(r)
+
+
+def test_weight_only_bytes():
+    n = k = 8192
+    dense = lab.weight_only_matmul_bytes(1, n, k, weight_bits=16)
+    int8 = lab.weight_only_matmul_bytes(1, n, k, weight_bits=8)
+    assert dense == 2 * n * k + 2 * (k + n)
+    # oracle: codes, one fp16 scale per row, x and y in bf16, counted by hand
+    assert int8 == n * k + 2 * n + 2 * (k + n)
+    assert 1.99 < dense / int8 < 2.0
+    assert lab.weight_only_matmul_bytes(1, n, k, weight_bits=4, group_size=32) == pytest.approx(
+        qz.quantized_weight_bytes(n * k, 4, group_size=32) + 2 * (k + n))
+    with pytest.raises(ValueError, match="positive integer"):
+        lab.weight_only_matmul_bytes(0, n, k, weight_bits=8)
+    with pytest.raises(ValueError, match="act_bytes"):
+        lab.weight_only_matmul_bytes(1, n, k, weight_bits=8, act_bytes=0)
+
+
+def right(w):
+    s = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.round(w / s).clamp(-127, 127).to(torch.int8), s
+
+
+def per_tensor(w):
+    s = w.abs().max() / 127
+    return torch.round(w / s).clamp(-127, 127), s.reshape(1, 1)
+
+
+def by_128(w):
+    s = w.abs().amax(dim=1, keepdim=True) / 128
+    return torch.round(w / s).clamp(-127, 127), s
+
+
+def truncating(w):
+    s = w.abs().amax(dim=1, keepdim=True) / 127
+    return torch.trunc(w / s), s
+
+
+def test_grader_accepts_the_right_answer():
+    v = lab.grade_per_channel(right)
+    assert v.passed, str(v)
+    assert str(v).startswith("PASS per-channel int8: codes and one scale per row")
+
+
+@pytest.mark.parametrize("fn, message", [
+    (per_tensor, "one scale for the whole tensor"),
+    (by_128, "dividing by 128"),
+    (truncating, "wrong values"),
+    (lambda w: (w, w), "scales have shape"),
+    (lambda w: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_grader_rejects_wrong_answers_with_a_reason(fn, message):
+    v = lab.grade_per_channel(fn)
+    assert v.status == "FAIL" and message in str(v), str(v)

@@ -1,0 +1,85 @@
+"""The serving lab's runner: a tiny CPU run through the command line, its analysis, its grader."""
+
+import pytest
+
+from helpers.labs import core, report
+from helpers.labs import serving as lab
+
+_SETTINGS = lab.settings
+
+
+def tiny():
+    s = _SETTINGS()
+    s.update(n_requests=10, prompt_len=(4, 20), output_mean=6.0, output_cap=16, prefix_len=8,
+             max_batch=4, token_budget=32, num_blocks=32)
+    return s
+
+
+@pytest.fixture(scope="module")
+def cpu_result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("serving")
+    mp = pytest.MonkeyPatch()
+    mp.setattr(lab, "settings", tiny)
+    try:
+        path = core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu",
+                                               "--size", "small"])
+    finally:
+        mp.undo()
+    return core.load_result(path)
+
+
+def test_result_file(cpu_result):
+    m = cpu_result["measurements"]
+    assert cpu_result["lab"] == "serving" and cpu_result["tier"] == "cpu"
+    assert m["check"]["exact_token_match"] and len(m["trace"]) == 10
+    for sched in lab.SCHEDULERS:
+        r = m[sched]
+        assert r["engine"]["n_requests"] == r["simulator"]["n_requests"] == 10
+        assert r["engine"]["output_tokens_per_s"] > 0
+        mem = r["memory"]
+        assert mem["tokens_stored_at_peak"] <= mem["paged_reserved_tokens"]
+    f = m["fit"]
+    assert min(f.values()) >= 0 and f["fixed_s"] + f["per_decode_s"] > 0
+
+
+def test_table_and_prose_with_and_without_a_reference(cpu_result):
+    rows = lab.comparison_rows(None, cpu_result)
+    assert all(r.model is None and r.h200 is None and r.yours is not None for r in rows)
+    # the with-reference path, with this CPU result standing in for the H200 file
+    rows = lab.comparison_rows(cpu_result, cpu_result)
+    assert all(r.model is not None and r.h200 is not None for r in rows if "TPOT" not in r.quantity)
+    assert "quantity" in str(report.Table("t", rows, yours_label="yours"))
+    words = lab.prose_numbers(cpu_result)
+    assert words["n_requests"] == "10" and "%" in words["err_thr_cont"]
+    assert set(lab.prose_numbers(None)) == set(words)
+    assert lab.comparison_rows(None)  # no result at all: rows of dashes
+    mem = lab.memory_series(cpu_result)
+    assert mem and all(m["used_tokens"] <= m["reserved_tokens"] for m in mem)
+    from helpers.figures import scheduling_kv as fig
+    import matplotlib.pyplot as plt
+    plt.close(fig.memory_figure(mem, title="t"))
+    plt.close(fig.metrics_figure(lab.metrics_rows(cpu_result), title="t"))
+
+
+def test_grader():
+    assert lab.grade_blocks_needed(lambda n, b: -(-n // b)).passed
+    bad = lab.grade_blocks_needed(lambda n, b: n // b + 1)  # off by one on exact multiples
+    assert bad.status == "FAIL" and "0 tokens in blocks of 1 need 0 blocks, got 1" in str(bad)
+    assert not lab.grade_blocks_needed(lambda n, b: n // b).passed
+    assert not lab.grade_blocks_needed(lambda n, b: 1 / 0).passed
+
+
+def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
+    import torch
+    from helpers.nn import tinylm
+
+    model = tinylm.load("book-lm")
+    prompt = tinylm.encode("The roofline of a GPU").numpy()
+    want = model.generate(torch.tensor(prompt)[None], 4)[0, len(prompt):].tolist()
+    served = {"requests": [{"id": 0, "output": list(want)}]}
+    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == []
+    wrong = list(want)
+    wrong[1] = (wrong[1] + 1) % 256
+    served = {"requests": [{"id": 0, "output": wrong}]}
+    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == [0]
+    assert not lab._near_tie(model, prompt, want, want + [1])
