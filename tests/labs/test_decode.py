@@ -172,3 +172,11 @@ def test_grader_passes_the_model_and_names_the_classic_mistakes():
     assert not v.passed and "ZeroDivisionError" in str(v)
     with pytest.raises(ValueError):
         lab.grade_decode_bytes(lab.decode_bytes, trials=0)
+
+
+def test_kernel_profile_is_gpu_evidence_only():
+    """The kernel profile (count, time, matmul vs other) needs the CUDA profiler: None on a CPU,
+    and kernels_per_step follows it."""
+    assert lab.kernel_profile(lambda: None, "cpu") is None
+    assert lab.kernels_per_step(lambda: None, "cpu") is None
+    assert all(m == m.lower() for m in lab.MATMUL_KERNEL_MARKS)

@@ -64,7 +64,8 @@ from helpers.nn.decoder import Attention, apply_rope
 
 __all__ = ["LAB", "GPU", "GPU_CONFIG", "CPU_CONFIG", "decode_bytes", "kv_bytes",
            "ReadOnceAttention", "read_once", "build_model", "configs", "batches", "contexts",
-           "check_batched_decode", "kernels_per_step", "measure_copy", "measure_model", "run",
+           "check_batched_decode", "kernels_per_step", "kernel_profile", "measure_copy",
+           "measure_model", "run",
            "reference_or_none", "point_rows", "comparison_rows", "comparison_table", "describe",
            "grade_decode_bytes", "main"]
 
@@ -264,9 +265,15 @@ def check_batched_decode(model, device: str, *, batch: int = 3, prompt_len: int 
                                          "read-once vs the book's attention")}
 
 
-def kernels_per_step(step, device: str) -> int | None:
-    """Device kernels one call of ``step`` launches (CUDA profiler), None on a CPU or if the
-    profiler is unavailable."""
+#: Substrings of a kernel's name that mark it as a matrix multiply (cuBLAS, cuBLASLt, CUTLASS).
+MATMUL_KERNEL_MARKS = ("gemm", "gemv", "nvjet", "cutlass", "xmma", "splitk")
+
+
+def kernel_profile(step, device: str) -> dict | None:
+    """What one call of ``step`` runs on the device (CUDA profiler): the number of kernels, the
+    sum of their durations, and both split into matrix multiplies (names with one of
+    :data:`MATMUL_KERNEL_MARKS`) and everything else, plus the five costliest kernels. None on a
+    CPU or if the profiler is unavailable; the profile is evidence, not a requirement."""
     if not device.startswith("cuda"):
         return None
     try:
@@ -278,10 +285,32 @@ def kernels_per_step(step, device: str) -> int | None:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             step()
             torch.cuda.synchronize()
-        return int(sum(e.count for e in prof.key_averages()
-                       if getattr(e, "device_type", None) == DeviceType.CUDA))
-    except Exception:  # the count is evidence, not a requirement
+        rows = []
+        for e in prof.key_averages():
+            if getattr(e, "device_type", None) != DeviceType.CUDA:
+                continue
+            us = getattr(e, "device_time_total", None)
+            if us is None:
+                us = getattr(e, "cuda_time_total", 0.0)
+            rows.append((e.key, int(e.count), float(us) * 1e-6))
+        out = {"kernels": sum(c for _, c, _ in rows), "kernel_time_s": sum(t for *_, t in rows)}
+        for cls, keep in (("matmul", True), ("other", False)):
+            sel = [r for r in rows
+                   if any(m in r[0].lower() for m in MATMUL_KERNEL_MARKS) == keep]
+            out[f"{cls}_kernels"] = sum(c for _, c, _ in sel)
+            out[f"{cls}_time_s"] = sum(t for *_, t in sel)
+        out["top"] = [{"name": k[:120], "count": c, "time_s": t}
+                      for k, c, t in sorted(rows, key=lambda r: -r[2])[:5]]
+        return out
+    except Exception:  # the profile is evidence, not a requirement
         return None
+
+
+def kernels_per_step(step, device: str) -> int | None:
+    """Device kernels one call of ``step`` launches (:func:`kernel_profile`), None on a CPU or
+    if the profiler is unavailable."""
+    prof = kernel_profile(step, device)
+    return None if prof is None else prof["kernels"]
 
 
 def _graph(step, device: str):
@@ -381,8 +410,13 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
             point = {"batch": b, "context": ctx, "kv_bytes": int(cache.nbytes),
                      "step_bytes": decode_bytes(cfg, b, ctx, esize),
                      "eager": summarize(_bench(step, device, f"{cfg.name}_b{b}_s{ctx}"))}
-            if b == 1:
-                point["kernels_per_step"] = kernels_per_step(step, device)
+            if b in (1, batches()[-1]):
+                prof = kernel_profile(step, device)
+                if prof is not None:
+                    point["kernels_per_step"] = prof["kernels"]
+                    point["kernel_profile"] = prof
+                elif b == 1:
+                    point["kernels_per_step"] = None
             if (ctx, b) == (contexts(cfg)[-1], batches()[-1]):
                 point["stock_eager"] = _time_stock(model, step, first, name, device,
                                                    f"{cfg.name}_b{b}_s{ctx}_stock")
