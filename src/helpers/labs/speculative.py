@@ -43,10 +43,11 @@ from helpers.labs.grading import Verdict
 from helpers.labs.report import Row, Table
 from helpers.models import speculative as model
 
-__all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "n_prompts", "n_timed_prompts", "prompt_len", "new_tokens",
-           "load_models", "prompts", "model_inputs", "speculative_generate", "agreement", "count_ops",
-           "measure_correctness", "measure_steps", "measure_sweep", "run", "reference_or_none",
-           "sweep_rows", "reference_numbers", "comparison_rows", "comparison_table", "describe",
+__all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "rounds", "n_prompts", "n_timed_prompts",
+           "prompt_len", "new_tokens", "load_models", "prompts", "model_inputs",
+           "speculative_generate", "agreement", "count_ops", "measure_correctness",
+           "measure_steps", "measure_sweep", "run", "reference_or_none", "sweep_rows",
+           "reference_numbers", "comparison_rows", "comparison_table", "describe",
            "grade_tokens_per_cycle", "main"]
 
 LAB = "speculative"
@@ -82,12 +83,28 @@ def new_tokens() -> int:
 
 
 def _budget() -> float:
-    return pick(small=0.05, full=0.5)
+    return pick(small=0.05, full=0.2)
 
 
 def _bench(fn, device: str, name: str, number: int = 1):
     return bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.1),
                  budget_s=_budget(), min_reps=pick(small=3, full=5), number=number, env=False)
+
+
+def rounds() -> int:
+    """How many times every timing is repeated, interleaved with the others: a host-bound
+    timing drifts with whatever else the machine does, so each quantity is the median over
+    rounds spread across the whole measurement, not one stretch of it."""
+    return pick(small=1, full=5)
+
+
+def _median_round(summaries: list[dict]) -> dict:
+    """The summary whose median time is the median of ``summaries``' (odd count: the middle
+    one), with every round's median time under ``rounds_s``."""
+    order = sorted(summaries, key=lambda b: b["median_s"])
+    mid = dict(order[(len(order) - 1) // 2])
+    mid["rounds_s"] = [b["median_s"] for b in summaries]
+    return mid
 
 
 # --- the models and the prompts ---------------------------------------------------------------
@@ -298,21 +315,28 @@ def measure_steps(target, draft, prompt, device: str, lengths) -> dict:
             caches[name] = KVCache(m.cfg, batch=1, max_seq_len=room, device=device)
             m(history, cache=caches[name], start_pos=0)
         tok = history[:, -1:]
+        steps = {}
         for name, m in (("draft", draft), ("target", target)):
             fn = (lambda m=m, c=caches[name]: m(tok, cache=c, start_pos=pos))
             ref = m(history[:, -1:].clone(), cache=caches[name], start_pos=pos)
-            r = _bench(fn, device, f"{name}_step", number=pick(small=5, full=20))
             if not torch.allclose(fn(), ref, rtol=1e-5, atol=1e-5):
                 raise RuntimeError(f"the {name} step does not repeat its own result")
-            out[name] = {"bench": summarize(r), "ops": count_ops(fn) if device == "cpu"
+            steps[name] = fn
+            out[name] = {"ops": count_ops(fn) if device == "cpu"
                          else _ops_on_cpu(m, name, history, pos)}
-        verify = {}
-        for g in progress(lengths, desc="verify passes"):
+        for g in lengths:
             block = history[:, -1:].repeat(1, g + 1)
-            fn = (lambda b=block: target(b, cache=caches["target"], start_pos=pos))
-            verify[str(g)] = summarize(_bench(fn, device, f"verify_{g}",
-                                              number=pick(small=5, full=20)))
+            steps[str(g)] = (lambda b=block: target(b, cache=caches["target"], start_pos=pos))
+        timed: dict[str, list] = {k: [] for k in steps}
+        for _ in progress(range(rounds()), desc="step timings (rounds)"):
+            for key, fn in steps.items():
+                timed[key].append(summarize(_bench(fn, device, f"step_{key}",
+                                                   number=pick(small=5, full=20))))
+        for name in ("draft", "target"):
+            out[name]["bench"] = _median_round(timed[name])
+        verify = {str(g): _median_round(timed[str(g)]) for g in lengths}
         out["verify"] = verify
+        out["rounds"] = rounds()
     t, d = out["target"]["bench"]["median_s"], out["draft"]["bench"]["median_s"]
     out["cost_ratio"] = d / t
     out["ops_ratio"] = out["draft"]["ops"] / out["target"]["ops"]
@@ -342,17 +366,12 @@ def measure_sweep(target, draft, prompt_list, device: str, n_new: int, lengths) 
     def plain_fn(p):
         return lambda: target.generate(p, n_new)
 
-    refs = []
-    plain = []
+    refs, stats = [], []
     with torch.no_grad():
-        for i, p in enumerate(prompt_list):
-            ref = target.generate(p, n_new)
-            refs.append(ref)
-            plain.append(summarize(_bench(plain_fn(p), device, f"plain_{i}")))
-    points = []
-    for g in progress(lengths, desc="draft lengths"):
+        for p in prompt_list:
+            refs.append(target.generate(p, n_new))
+    for g in lengths:
         stats_all = {"cycles": 0, "proposed": 0, "accepted": 0, "tested": 0, "per_cycle": []}
-        benches = []
         for i, p in enumerate(prompt_list):
             st: dict = {}
             out = speculative_generate(target, draft, p, n_new, g, stats=st)
@@ -361,16 +380,41 @@ def measure_sweep(target, draft, prompt_list, device: str, n_new: int, lengths) 
             for key in ("cycles", "proposed", "accepted", "tested"):
                 stats_all[key] += st[key]
             stats_all["per_cycle"] += st["per_cycle"]
-            fn = (lambda p=p: speculative_generate(target, draft, p, n_new, g))
-            benches.append(summarize(_bench(fn, device, f"spec_{g}_{i}")))
+        stats.append(stats_all)
+    # Timings: every round times plain decoding and every draft length once per prompt, so a
+    # slow stretch of the machine lands in one round of each, not in all rounds of one.
+    plain_r: list[list[dict]] = []
+    spec_r: dict[int, list[list[dict]]] = {g: [] for g in lengths}
+    with torch.no_grad():
+        for _ in progress(range(rounds()), desc="generation timings (rounds)"):
+            plain_r.append([summarize(_bench(plain_fn(p), device, f"plain_{i}"))
+                            for i, p in enumerate(prompt_list)])
+            for g in lengths:
+                spec_r[g].append([summarize(_bench(
+                    (lambda p=p, g=g: speculative_generate(target, draft, p, n_new, g)),
+                    device, f"spec_{g}_{i}")) for i, p in enumerate(prompt_list)])
+
+    def total(benches):
+        return sum(b["median_s"] for b in benches)
+
+    def median_round(rs):
+        order = sorted(rs, key=total)
+        return order[(len(order) - 1) // 2]
+
+    plain = median_round(plain_r)
+    plain_s = total(plain)
+    points = []
+    for g, stats_all in zip(lengths, stats):
         per_cycle = stats_all.pop("per_cycle")
         hist = [per_cycle.count(k) for k in range(1, g + 2)]
-        spec_s = sum(b["median_s"] for b in benches)
-        plain_s = sum(b["median_s"] for b in plain)
+        benches = median_round(spec_r[g])
+        spec_s = total(benches)
         points.append({"draft_len": g, **stats_all, "tokens_per_cycle_hist": hist,
                        "tokens_per_cycle": sum(per_cycle) / len(per_cycle),
                        "alpha_tested": stats_all["accepted"] / stats_all["tested"],
                        "spec_s": spec_s, "plain_s": plain_s, "speedup": plain_s / spec_s,
+                       "spec_rounds_s": [total(r) for r in spec_r[g]],
+                       "plain_rounds_s": [total(r) for r in plain_r],
                        "spread": max(b["spread"] for b in benches + plain), "bench": benches})
     return {"plain": plain, "points": points}
 
@@ -401,6 +445,7 @@ def _run(device: str) -> dict:
     result = new_result(LAB, device, target=TARGET, draft=DRAFT, draft_lengths=lengths,
                         n_prompts=n_prompts(), n_timed_prompts=n_timed_prompts(),
                         prompt_len=prompt_len(), new_tokens=new_tokens(), budget_s=_budget(),
+                        rounds=rounds(),
                         dtype="float32", batch=1, decoding="greedy",
                         cpu_threads=torch.get_num_threads() if device == "cpu" else None)
     target, draft = load_models(device)
