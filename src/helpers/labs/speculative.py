@@ -88,14 +88,14 @@ def _budget() -> float:
 
 def _bench(fn, device: str, name: str, number: int = 1):
     return bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.1),
-                 budget_s=_budget(), min_reps=pick(small=3, full=5), number=number, env=False)
+                 budget_s=_budget(), min_reps=3, number=number, env=False)
 
 
 def rounds() -> int:
     """How many times every timing is repeated, interleaved with the others: a host-bound
     timing drifts with whatever else the machine does, so each quantity is the median over
     rounds spread across the whole measurement, not one stretch of it."""
-    return pick(small=1, full=5)
+    return pick(small=1, full=3)
 
 
 def _median_round(summaries: list[dict]) -> dict:
