@@ -1,4 +1,5 @@
-"""Shared fixtures of the lab tests: grade a lab notebook with nbval after editing one cell."""
+"""Shared fixtures of the lab tests: a lab's CPU run and its result file; grade a lab notebook
+with nbval after editing one cell."""
 
 from __future__ import annotations
 
@@ -53,3 +54,43 @@ def run_nbval_with(notebook: str | os.PathLike, replacements: dict[str, str],
 def grade(tmp_path):
     """``grade(notebook, {marker: source}) -> (passed, output)``; see :func:`run_nbval_with`."""
     return lambda notebook, replacements: run_nbval_with(notebook, replacements, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def result_file(request, tmp_path_factory) -> Path:
+    """The result file of a CPU run of the test module's ``lab`` (its runner module), written
+    through the command line at small sizes, once per test module.
+
+    If the test module defines ``tiny()``, it stands in for ``lab.settings`` during the run
+    (smaller settings than even the small size tier)."""
+    from helpers.labs import core
+
+    lab = request.module.lab
+    out = tmp_path_factory.mktemp(lab.LAB)
+    tiny = getattr(request.module, "tiny", None)
+    mp = pytest.MonkeyPatch()
+    if tiny is not None:
+        mp.setattr(lab, "settings", tiny)
+    try:
+        return core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu",
+                                               "--size", "small"])
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def cpu_result(result_file) -> dict:
+    """:func:`result_file` read back."""
+    from helpers.labs import core
+
+    return core.load_result(result_file)
+
+
+@pytest.fixture
+def install_reference(result_file, monkeypatch, tmp_path):
+    """Point the labs' reference folder at an empty directory; calling the returned function
+    copies :func:`result_file` there, as if the CPU run were the H200 reference."""
+    from helpers.labs import core
+
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    return lambda: (tmp_path / result_file.name).write_text(result_file.read_text())

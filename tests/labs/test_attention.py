@@ -8,7 +8,6 @@ import torch
 
 from helpers import specs
 from helpers.kernels import attention as kern  # before triton: the interpreter on a CPU
-from helpers.labs import core
 from helpers.labs import attention as lab
 from helpers.models import attention as att
 from helpers.models import roofline
@@ -17,18 +16,6 @@ triton = pytest.importorskip("triton")
 
 tl = triton.language
 H200 = specs.H200_SXM
-
-
-@pytest.fixture(scope="module")
-def result_file(tmp_path_factory):
-    """A CPU run written through the command line (BOOK_SIZE=small)."""
-    out = tmp_path_factory.mktemp("labatt")
-    return core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu", "--size", "small"])
-
-
-@pytest.fixture(scope="module")
-def cpu_result(result_file):
-    return core.load_result(result_file)
 
 
 def gpu_shaped(result, fused_speed=0.8):
@@ -65,10 +52,9 @@ def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
                                                batch=p["batch"], causal=p["causal"])
 
 
-def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeypatch, tmp_path):
-    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+def test_reference_is_none_without_a_file_and_read_with_one(install_reference):
     assert lab.reference_or_none() is None
-    (tmp_path / result_file.name).write_text(result_file.read_text())
+    install_reference()
     ref = lab.reference_or_none()
     assert ref["lab"] == "attention"
     table = str(lab.comparison_table(ref, ref))

@@ -7,33 +7,19 @@ import pytest
 from helpers.checkpoint import CheckpointStore
 from helpers.labs import checkpointing as lab
 from helpers.labs import checkpointing_worker as worker
-from helpers.labs import core
 
 
 _SETTINGS = lab.settings
 
 
 def tiny(**over):
+    """The settings of the CPU run (``result_file`` in conftest.py puts them in place)."""
     s = _SETTINGS()
     s.update(steps=40, interval_steps=10, kills=3, write_kill_fraction=0.5, write_pause_s=0.2,
              work_s=0.15, failures_per_run=4, interval_factors=[0.5, 2.0], repeats=1,
              sim_runs=50)
     s.update(over)
     return s
-
-
-@pytest.fixture(scope="module")
-def cpu_result(tmp_path_factory):
-    """A tiny CPU run written and read back through the command line."""
-    out = tmp_path_factory.mktemp("checkpointing")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(lab, "settings", tiny)
-    try:
-        path = core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu",
-                                               "--size", "small"])
-    finally:
-        mp.undo()
-    return core.load_result(path)
 
 
 def test_the_killed_run_ends_bit_identical_with_nothing_corrupt(cpu_result):

@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers.labs import core, report
 
@@ -87,3 +89,63 @@ def test_cpu_threads_sets_every_usable_core_on_a_cpu_and_nothing_on_a_gpu():
     assert torch.get_num_threads() == before
     with core.cpu_threads("cuda:0") as n:
         assert n is None and torch.get_num_threads() == before
+
+
+# --- fastest_config: the autotuning loop of the labs -------------------------------------------
+
+def _timed(times, fail=()):
+    """An ``attempt`` that records and returns ``times[cfg["i"]]``, or raises for ``fail``."""
+    def attempt(cfg, entry):
+        if cfg["i"] in fail:
+            raise RuntimeError(f"config {cfg['i']} does not fit " + "x" * 300)
+        entry["median_s"] = times[cfg["i"]]
+        return entry["median_s"]
+    return attempt
+
+
+def test_fastest_config_keeps_the_minimum_and_records_every_attempt():
+    cfgs = [{"i": i} for i in range(4)]
+    best, tried = core.fastest_config(cfgs, _timed([3e-3, 1e-3, 2e-3, 1e-3]))
+    assert best is cfgs[1]                       # the first of two equal minima
+    assert tried == [{"i": 0, "median_s": 3e-3}, {"i": 1, "median_s": 1e-3},
+                     {"i": 2, "median_s": 2e-3}, {"i": 3, "median_s": 1e-3}]
+    assert cfgs == [{"i": i} for i in range(4)]  # entries are copies: the configs are untouched
+
+
+@given(st.lists(st.tuples(st.floats(1e-6, 1.0), st.booleans()), min_size=1, max_size=12)
+       .filter(lambda xs: not all(f for _, f in xs)))
+def test_fastest_config_is_the_argmin_of_what_ran(xs):
+    times = [t for t, _ in xs]
+    fail = {i for i, (_, f) in enumerate(xs) if f}
+    best, tried = core.fastest_config([{"i": i} for i in range(len(xs))], _timed(times, fail))
+    ran = [i for i in range(len(xs)) if i not in fail]
+    assert best["i"] == min(ran, key=lambda i: times[i])
+    assert [("error" in e) for e in tried] == [i in fail for i in range(len(xs))]
+
+
+def test_fastest_config_records_failures_with_their_message():
+    best, tried = core.fastest_config([{"i": 0}, {"i": 1}], _timed([1.0, 2.0], fail={0}),
+                                      describe=lambda c: {"name": f"c{c['i']}"},
+                                      error_key="failed")
+    assert best == {"i": 1}
+    assert tried[0]["failed"].startswith("RuntimeError: config 0 does not fit xx")
+    assert len(tried[0]["failed"]) == len("RuntimeError: ") + 200  # the message is cut
+    assert tried[1] == {"name": "c1", "median_s": 2.0}
+
+
+def test_a_wrong_result_is_not_a_failed_configuration():
+    def attempt(cfg, entry):
+        raise AssertionError("max error 5 exceeds 0.06")
+    with pytest.raises(AssertionError, match="max error"):
+        core.fastest_config([{"i": 0}], attempt)
+
+
+def test_fastest_config_raises_when_nothing_ran():
+    with pytest.raises(ValueError, match="no tiling to try"):
+        core.fastest_config([], _timed([]), what="tiling")
+    tried = []
+    with pytest.raises(core.NoConfigRan, match="no tiling ran: .*config 1 does not fit"):
+        core.fastest_config([{"i": 0}, {"i": 1}], _timed([1, 1], fail={0, 1}), what="tiling",
+                            tried=tried)
+    assert [e["i"] for e in tried] == [0, 1] and all("error" in e for e in tried)
+    assert issubclass(core.NoConfigRan, ValueError)

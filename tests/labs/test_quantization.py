@@ -8,21 +8,8 @@ import pytest
 import torch
 
 from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
-from helpers.labs import core
 from helpers.labs import quantization as lab
 from helpers.models import quantization as qz
-
-
-@pytest.fixture(scope="module")
-def result_file(tmp_path_factory):
-    """A CPU run written through the command line (BOOK_SIZE=small)."""
-    out = tmp_path_factory.mktemp("labquant")
-    return core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu", "--size", "small"])
-
-
-@pytest.fixture(scope="module")
-def cpu_result(result_file):
-    return core.load_result(result_file)
 
 
 def gpu_shaped(result, int8_speed=1.8):
@@ -65,10 +52,9 @@ def test_per_channel_beats_per_tensor_on_every_layer(cpu_result):
     assert all(err[("int8-channel", l)] <= err[("int8-tensor", l)] for l in layers)
 
 
-def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeypatch, tmp_path):
-    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+def test_reference_is_none_without_a_file_and_read_with_one(install_reference):
     assert lab.reference_or_none() is None
-    (tmp_path / result_file.name).write_text(result_file.read_text())
+    install_reference()
     ref = lab.reference_or_none()
     assert ref["lab"] == "quantization"
     table = str(lab.comparison_table(ref, ref))

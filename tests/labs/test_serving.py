@@ -1,31 +1,17 @@
 """The serving lab's runner: a tiny CPU run through the command line, its analysis, its grader."""
 
-import pytest
-
-from helpers.labs import core, report
+from helpers.labs import report
 from helpers.labs import serving as lab
 
 _SETTINGS = lab.settings
 
 
 def tiny():
+    """The settings of the CPU run (``result_file`` in conftest.py puts them in place)."""
     s = _SETTINGS()
     s.update(n_requests=10, prompt_len=(4, 20), output_mean=6.0, output_cap=16, prefix_len=8,
              max_batch=4, token_budget=32, num_blocks=32)
     return s
-
-
-@pytest.fixture(scope="module")
-def cpu_result(tmp_path_factory):
-    out = tmp_path_factory.mktemp("serving")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(lab, "settings", tiny)
-    try:
-        path = core.run_cli(lab.LAB, lab.run, ["--out", str(out), "--device", "cpu",
-                                               "--size", "small"])
-    finally:
-        mp.undo()
-    return core.load_result(path)
 
 
 def test_result_file(cpu_result):

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-import matplotlib.pyplot as plt
-from matplotlib.ticker import ScalarFormatter
 import numpy as np
 
 from .fusion_and_attention import opening_animation
-from .style import new_figure
+from .style import finish_panels, log2_panel, panel_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram", "rate_figure", "IMPL_LABELS"]
@@ -70,11 +68,8 @@ def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
     Each panel is a list of rows from :func:`helpers.labs.attention.point_rows` (one head
     dimension and mask); missing implementations are skipped.
     """
-    if not panels:
-        raise ValueError("panels must name at least one panel")
-    fig, axes = new_figure(1, len(panels), width_in=max(6.0, 3.4 * len(panels) + 0.6),
-                           height_in=3.6, sharey=True)
-    for ax, (name, rows) in zip(np.atleast_1d(axes), panels.items()):
+    fig, axes = panel_figure(panels, height_in=3.6, sharey=True)
+    for ax, (name, rows) in zip(axes, panels.items()):
         for impl, label in IMPL_LABELS.items():
             pts = [(r["seq_len"], r[f"{impl}_flop_per_s"]) for r in rows
                    if r.get(f"{impl}_flop_per_s")]
@@ -82,12 +77,6 @@ def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
                 x, y = zip(*pts)
                 ax.plot(x, np.array(y) / 1e12, "o-", ms=4, lw=1.4, color=_COLORS[impl],
                         label=label)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.set_xlabel("sequence length N")
-        ax.set_title(name, fontsize=10)
-    np.atleast_1d(axes)[0].set_ylabel("TFLOP/s (useful FLOP)")
-    np.atleast_1d(axes)[0].legend(fontsize=8.5)
-    fig.suptitle(title, fontsize=11)
-    plt.close(fig)
-    return fig
+        log2_panel(ax, name, xlabel="sequence length N")
+    return finish_panels(fig, axes, ylabel="TFLOP/s (useful FLOP)", title=title,
+                         legend_fontsize=8.5)

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import ScalarFormatter
 
-from .style import new_figure
+from .style import finish_panels, log2_panel, panel_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 
 __all__ = ["opening_animation", "structure_diagram", "rate_figure"]
@@ -94,11 +92,8 @@ def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
     context): measured (eager, and CUDA graph where present), the bandwidth bound, the bound
     at the measured copy bandwidth, and the roofline with the compute roof where present.
     """
-    if not panels:
-        raise ValueError("panels must name at least one panel")
-    fig, axes = new_figure(1, len(panels), width_in=max(6.0, 3.4 * len(panels) + 0.6),
-                           height_in=3.8)
-    for ax, (name, rows) in zip(np.atleast_1d(axes), panels.items()):
+    fig, axes = panel_figure(panels, height_in=3.8)
+    for ax, (name, rows) in zip(axes, panels.items()):
         rows = sorted(rows, key=lambda r: r["batch"])
         b = np.array([r["batch"] for r in rows], dtype=float)
         if not len(b):
@@ -115,13 +110,6 @@ def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
         if all(r.get("graph_s") for r in rows):
             ax.plot(b, b / np.array([r["graph_s"] for r in rows]), "s-", ms=4, lw=1.4,
                     color=PALETTE["accent"], label="measured, CUDA graph")
-        ax.set_xscale("log", base=2)
+        log2_panel(ax, name, xlabel="batch B (sequences per step)")
         ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.set_xlabel("batch B (sequences per step)")
-        ax.set_title(name, fontsize=10)
-    np.atleast_1d(axes)[0].set_ylabel("tokens per second")
-    np.atleast_1d(axes)[0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=11)
-    plt.close(fig)
-    return fig
+    return finish_panels(fig, axes, ylabel="tokens per second", title=title, legend_fontsize=8)

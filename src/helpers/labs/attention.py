@@ -40,7 +40,8 @@ from typing import Callable
 from helpers import specs
 from helpers.bench import bench, pick, sync
 from helpers.labs import core
-from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
+                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Row, Table
 from helpers.models import attention as model
@@ -259,26 +260,13 @@ def _choose_config(q, k, v, causal: bool, gen, device: str, d: int) -> tuple[dic
     """Try :func:`fused_configs` on these inputs; return the fastest and every attempt."""
     from helpers.kernels import attention as kern
 
-    tried, best = [], None
-    for cfg in fused_configs(d):
-        fn = (lambda cfg=cfg: kern.attention(q, k, v, causal=causal, **cfg))
-        entry = dict(cfg)
-        try:
-            entry["max_abs_error"] = _checked("fused", fn, q, k, v, causal, gen, "bfloat16")
-            r = _bench(fn, device, f"fused_cfg_{cfg}")
-        except AssertionError:
-            raise
-        except Exception as exc:  # e.g. a configuration that needs more shared memory
-            entry["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-            tried.append(entry)
-            continue
-        entry["median_s"] = r.median_s
-        tried.append(entry)
-        if best is None or r.median_s < best[0]:
-            best = (r.median_s, cfg)
-    if best is None:
-        raise RuntimeError(f"no fused-kernel configuration ran: {tried}")
-    return best[1], tried
+    def attempt(cfg, entry):
+        fn = (lambda: kern.attention(q, k, v, causal=causal, **cfg))
+        entry["max_abs_error"] = _checked("fused", fn, q, k, v, causal, gen, "bfloat16")
+        entry["median_s"] = _bench(fn, device, f"fused_cfg_{cfg}").median_s
+        return entry["median_s"]
+
+    return fastest_config(fused_configs(d), attempt, what="fused-kernel configuration")
 
 
 def measure_sweep(device: str, gen) -> dict:

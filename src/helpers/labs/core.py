@@ -42,7 +42,7 @@ from helpers.bench.sizes import SIZE_ENV, has_cuda, size_tier
 __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
            "reference_or_none",
-           "progress", "run_cli", "provenance_line", "cpu_threads"]
+           "progress", "fastest_config", "NoConfigRan", "run_cli", "provenance_line", "cpu_threads"]
 
 #: Version of the result-file layout; bump it when a field changes meaning.
 SCHEMA = 1
@@ -163,6 +163,62 @@ def progress(iterable: Iterable, desc: str, total: int | None = None):
 
     return tqdm(iterable, desc=desc, total=total, leave=False, file=sys.stderr,
                 dynamic_ncols=True, mininterval=0.5)
+
+
+class NoConfigRan(ValueError):
+    """:func:`fastest_config` had no configuration, or every one failed."""
+
+
+def fastest_config(configs: Iterable, attempt: Callable[[Any, dict], float], *,
+                   describe: Callable[[Any], dict] = dict, error_key: str = "error",
+                   what: str = "configuration", tried: list | None = None
+                   ) -> tuple[Any, list[dict]]:
+    """Try every configuration, keep the fastest, record the failures: a lab's autotuning loop.
+
+    For each ``cfg`` of ``configs`` (in order) an entry ``describe(cfg)`` is made and
+    ``attempt(cfg, entry)`` is called: it runs the configuration, checks it, times it, writes
+    what it measured into ``entry`` and returns the time in seconds. An ``AssertionError``
+    (a wrong result: a bug, not a configuration that does not fit) propagates. Any other
+    exception marks the configuration as failed: ``entry[error_key]`` becomes
+    ``"ExceptionType: message"`` (the message cut at 200 characters) and the sweep goes on.
+    Every entry is appended to ``tried`` (a new list unless one is given, so that a caller
+    keeps the record even when every configuration fails).
+
+    Returns
+    -------
+    tuple
+        ``(fastest cfg, tried)``; of equal times the first is kept.
+
+    Raises
+    ------
+    NoConfigRan
+        (a ValueError) if ``configs`` is empty or every configuration failed; the message
+        names ``what`` and lists the attempts.
+
+    >>> fastest_config([3, 1, 2], lambda c, e: c * 1e-3, describe=lambda c: {"c": c})
+    (1, [{'c': 3}, {'c': 1}, {'c': 2}])
+    """
+    tried = [] if tried is None else tried
+    best, n_tried = None, 0
+    for cfg in configs:
+        n_tried += 1
+        entry = describe(cfg)
+        try:
+            seconds = attempt(cfg, entry)
+        except AssertionError:
+            raise
+        except Exception as exc:  # e.g. a configuration that does not compile or fit
+            entry[error_key] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            tried.append(entry)
+            continue
+        tried.append(entry)
+        if best is None or seconds < best[0]:
+            best = (seconds, cfg)
+    if not n_tried:
+        raise NoConfigRan(f"no {what} to try: the list of configurations is empty")
+    if best is None:
+        raise NoConfigRan(f"no {what} ran: {tried}")
+    return best[1], tried
 
 
 @contextmanager

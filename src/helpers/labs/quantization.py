@@ -39,7 +39,8 @@ import math
 from helpers import specs
 from helpers.bench import bench, pick, sync
 from helpers.labs import core
-from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
+                                summarize)
 from helpers.labs.grading import Verdict, check_outputs
 from helpers.labs.report import Row, Table
 
@@ -314,30 +315,20 @@ def measure_speed(device: str, gen) -> dict:
             "naive": (lambda: F.linear(x, codes.to(dtype) * scales.to(dtype)), w_hat),
         }
         if cuda:
-            best, tried = None, []
-            for cfg in kernel_configs():
-                fn = (lambda cfg=cfg: kern.int8_matmul(x, codes, s_vec, cfg))
-                entry = cfg.as_dict()
-                try:
-                    entry["rel_error"] = _checked_error(fn(), x, w_hat[cols], cols)
-                    if not entry["rel_error"] <= KERNEL_RTOL[out["dtype"]]:
-                        raise AssertionError(f"int8 kernel {cfg.name} M={m}: relative error "
-                                             f"{entry['rel_error']:.3g}")
-                    r = _bench(fn, device, f"int8_{cfg.name}_{m}")
-                except AssertionError:
-                    raise
-                except Exception as exc:  # a configuration that does not compile or fit
-                    entry["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-                    tried.append(entry)
-                    continue
-                entry["median_s"] = r.median_s
-                tried.append(entry)
-                if best is None or r.median_s < best[0]:
-                    best = (r.median_s, cfg)
-            if best is None:
-                raise RuntimeError(f"no int8 kernel configuration ran: {tried}")
-            out["configs"][str(m)] = {"chosen": best[1].as_dict(), "tried": tried}
-            impls["int8"] = ((lambda cfg=best[1]: kern.int8_matmul(x, codes, s_vec, cfg)), w_hat)
+            def attempt(cfg, entry, x=x, m=m):
+                fn = (lambda: kern.int8_matmul(x, codes, s_vec, cfg))
+                entry["rel_error"] = _checked_error(fn(), x, w_hat[cols], cols)
+                if not entry["rel_error"] <= KERNEL_RTOL[out["dtype"]]:
+                    raise AssertionError(f"int8 kernel {cfg.name} M={m}: relative error "
+                                         f"{entry['rel_error']:.3g}")
+                entry["median_s"] = _bench(fn, device, f"int8_{cfg.name}_{m}").median_s
+                return entry["median_s"]
+
+            best, tried = fastest_config(kernel_configs(), attempt,
+                                         describe=lambda cfg: cfg.as_dict(),
+                                         what="int8 kernel configuration")
+            out["configs"][str(m)] = {"chosen": best.as_dict(), "tried": tried}
+            impls["int8"] = ((lambda cfg=best: kern.int8_matmul(x, codes, s_vec, cfg)), w_hat)
         point = {"m": m,
                  "dense_bytes": weight_only_matmul_bytes(m, n, k, weight_bits=8 * esize,
                                                          act_bytes=esize),

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 from ..models import kv_paging
 from ..models._checks import positive_int
 from ..nn.decoder import Decoder, apply_rope
-from .paged import BlockAllocator, BlockTable, KVPool, plan_step
+from .paged import BlockAllocator, BlockTable, KVPool, grow_or_preempt, plan_step
 
 __all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "serve"]
 
@@ -158,6 +158,11 @@ class Sequence:
     @property
     def in_prefill(self) -> bool:
         return self.num_computed < len(self.prompt)
+
+
+def _clear_output(s: Sequence) -> None:
+    """A preempted sequence forgets its generated tokens: they are recomputed from scratch."""
+    s.output, s.token_times_s = [], []
 
 
 class Engine:
@@ -295,19 +300,7 @@ class Engine:
             # build the step: every decode, then prefill chunks up to the token budget
             work = plan_step(running, self.token_budget)
             # give every chosen sequence its blocks; preempt the youngest when the pool is dry
-            ready = []
-            for s, n in work:
-                while s in running and not alloc.grow(s.table, s.num_computed + n):
-                    victim = running[-1]
-                    running.remove(victim)
-                    alloc.release(victim.table)
-                    victim.table, victim.num_computed = None, 0
-                    victim.output, victim.token_times_s = [], []  # recompute from scratch
-                    victim.preemptions += 1
-                    waiting.insert(0, victim)
-                    ready = [(r, m) for r, m in ready if r is not victim]
-                if s in running:
-                    ready.append((s, n))
+            ready = grow_or_preempt(work, running, waiting, alloc, _clear_output)
             if not ready:
                 continue
             self._live = running

@@ -30,7 +30,8 @@ from __future__ import annotations
 from ..models import kv_paging
 from ..models._checks import positive_int
 
-__all__ = ["BlockTable", "BlockAllocator", "KVPool", "prefix_hashes", "plan_step"]
+__all__ = ["BlockTable", "BlockAllocator", "KVPool", "prefix_hashes", "plan_step",
+           "grow_or_preempt"]
 
 
 class BlockTable:
@@ -238,3 +239,36 @@ def plan_step(running, token_budget: int) -> list:
         work.append((s, n))
         budget -= n
     return work
+
+
+def grow_or_preempt(work, running: list, waiting: list, alloc, reset) -> list:
+    """Give each planned sequence the blocks for its tokens, preempting the youngest running
+    sequence (the last of ``running``) until they fit; shared by the engine and its simulator.
+
+    ``work`` is :func:`plan_step`'s ``[(sequence, n_tokens), ...]``; each sequence's table is
+    grown to ``num_computed + n_tokens`` tokens with ``alloc.grow``. While that fails, the
+    youngest running sequence is the victim: it leaves ``running``, its blocks are released,
+    its table and ``num_computed`` are cleared, its ``preemptions`` count goes up, ``reset``
+    is called on it once (the caller clears what it had emitted, so it is recomputed from
+    scratch) and it goes back to the head of ``waiting``. A victim that had already got its
+    blocks this step is dropped from the result; the sequence being grown may be its own
+    victim (when it is the youngest left).
+
+    Returns the ``[(sequence, n_tokens), ...]`` of ``work`` still running, in order: all of
+    ``work`` when nothing was preempted, and ``[]`` when not even the oldest sequence alone
+    could be given its blocks (then every sequence of ``work`` is back in ``waiting``).
+    """
+    ready = []
+    for s, n in work:
+        while s in running and not alloc.grow(s.table, s.num_computed + n):
+            victim = running[-1]
+            running.remove(victim)
+            alloc.release(victim.table)
+            victim.table, victim.num_computed = None, 0
+            reset(victim)
+            victim.preemptions += 1
+            waiting.insert(0, victim)
+            ready = [(r, m) for r, m in ready if r is not victim]
+        if s in running:
+            ready.append((s, n))
+    return ready

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..models import kv_paging
 from ..models._checks import positive, positive_int
-from ..serving.paged import BlockAllocator, BlockTable, plan_step
+from ..serving.paged import BlockAllocator, BlockTable, grow_or_preempt, plan_step
 
 __all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "SCHEDULERS",
            "ALLOCATORS"]
@@ -114,6 +114,11 @@ class _Seq:
     @property
     def in_prefill(self) -> bool:
         return self.num_computed < len(self.prompt)
+
+
+def _clear_emitted(s: _Seq) -> None:
+    """A preempted sequence forgets the tokens it emitted: they are recomputed from scratch."""
+    s.emitted, s.token_times_s = 0, []
 
 
 def _prompt_ids(r) -> list[int]:
@@ -277,19 +282,7 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
                     break
                 running.append(waiting.pop(0))
             work = plan_step(running, token_budget)
-            ready = []
-            for s, n in work:
-                while s in running and not alloc.grow(s.table, s.num_computed + n):
-                    victim = running[-1]
-                    running.remove(victim)
-                    alloc.release(victim.table)
-                    victim.table, victim.num_computed, victim.emitted = None, 0, 0
-                    victim.token_times_s = []
-                    victim.preemptions += 1
-                    waiting.insert(0, victim)
-                    ready = [(r, m) for r, m in ready if r is not victim]
-                if s in running:
-                    ready.append((s, n))
+            ready = grow_or_preempt(work, running, waiting, alloc, _clear_emitted)
             if not ready:
                 continue
             step(ready)
