@@ -116,3 +116,21 @@ def test_bad_input(models, prompt):
         lab.speculative_generate(target, draft, prompt, 4, 0)
     with pytest.raises(ValueError, match="prompts"):
         lab.prompts("cpu", n=0)
+
+
+def test_agreement_summary_against_a_direct_computation(cpu_result):
+    """The worst relative errors equal a plain loop over the sweep rows; the verdicts follow
+    the tolerances; every number the page quotes exists with and without a result."""
+    rows = lab.sweep_rows(cpu_result)
+    a = lab.agreement_summary(cpu_result)
+    tok = max(abs(r["tokens_per_cycle"] / r["tokens_model"] - 1) for r in rows)
+    spd = max(abs(r["speedup"] / r["speedup_model_v"] - 1) for r in rows)
+    assert a["tokens_err"] == pytest.approx(tok) and a["speedup_err"] == pytest.approx(spd)
+    assert a["tokens_within"] == (tok <= lab.TOKENS_TOLERANCE)
+    assert a["speedup_within"] == (spd <= lab.SPEEDUP_TOLERANCE)
+    assert a["tokens_side_longest"] in ("above", "below") and a["longest_g"] == 3
+    assert lab.agreement_summary(None) is None
+    with_ref, without = lab.reference_numbers(cpu_result), lab.reference_numbers(None)
+    assert with_ref.keys() == without.keys()
+    assert with_ref["tok_verdict"] in ("within", "outside")
+    assert without["s_err_pct"] == lab.PENDING

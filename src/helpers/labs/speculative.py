@@ -47,7 +47,8 @@ __all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "rounds", "n_prompts", "n_
            "prompt_len", "new_tokens", "load_models", "prompts", "model_inputs",
            "speculative_generate", "agreement", "count_ops", "measure_correctness",
            "measure_steps", "measure_sweep", "run", "reference_or_none", "sweep_rows",
-           "reference_numbers", "comparison_rows", "comparison_table", "describe",
+           "reference_numbers", "agreement_summary", "TOKENS_TOLERANCE",
+           "SPEEDUP_TOLERANCE", "comparison_rows", "comparison_table", "describe",
            "grade_tokens_per_cycle", "main"]
 
 LAB = "speculative"
@@ -507,9 +508,9 @@ def sweep_rows(result: dict) -> list[dict]:
 def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
     """Model | H200 | yours rows: tokens per cycle and speedup per draft length, and ``c``.
 
-    Model values use each run's own measured acceptance rate and cost ratio (H200's when
-    there is a reference, else the reader's); the model of ``c`` is the ratio of operators
-    dispatched per step (the launch-bound limit)."""
+    Model values use each run's own measured acceptance rate, cost ratio and verification
+    ratio (H200's when there is a reference, else the reader's); the model of ``c`` is the
+    ratio of operators dispatched per step (the launch-bound limit)."""
     base = ref or mine
     if base is None:
         return []
@@ -524,7 +525,7 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
     for g in sorted(set(r_ref) | set(r_mine)):
         a, b = r_ref.get(g, {}), r_mine.get(g, {})
         src = a or b
-        rows.append(Row(f"speedup g={g}", "x", 1.0, model=src["speedup_model"],
+        rows.append(Row(f"speedup g={g}", "x", 1.0, model=src["speedup_model_v"],
                         h200=a.get("speedup"), yours=b.get("speedup")))
     st_ref = ref["measurements"]["steps"] if ref else {}
     st_mine = mine["measurements"]["steps"] if mine else {}
@@ -541,6 +542,39 @@ def comparison_table(ref: dict | None, mine: dict | None) -> Table:
 
 
 PENDING = "(not measured yet)"
+#: Relative tolerance the page states for tokens per cycle against the formula.
+TOKENS_TOLERANCE = 0.05
+#: Relative tolerance the page states for the measured speedup against the formula fed with
+#: the measured acceptance, cost ratio and verification ratio.
+SPEEDUP_TOLERANCE = 0.10
+
+
+def agreement_summary(ref: dict | None) -> dict | None:
+    """How far the measurement is from the formulas over every draft length: the largest
+    relative error of tokens per cycle (and its draft length, and whether the measurement lies
+    above or below the formula at the longest draft), the largest of the speedup against
+    :func:`helpers.models.speculative.speedup` with the measured ``v``, whether each is within
+    :data:`TOKENS_TOLERANCE` / :data:`SPEEDUP_TOLERANCE`, and the largest gap between a
+    cycle's measured time and the sum of its parts. None without a result."""
+    rows = sweep_rows(ref) if ref is not None else []
+    if not rows:
+        return None
+
+    def worst(key, model_key):
+        errs = [(abs(r[key] / r[model_key] - 1), r["draft_len"]) for r in rows]
+        return max(errs)
+
+    tok_err, tok_g = worst("tokens_per_cycle", "tokens_model")
+    s_err, s_g = worst("speedup", "speedup_model_v")
+    cyc_err, cyc_g = worst("cycle_s", "cycle_parts_s")
+    last = rows[-1]
+    return {"tokens_err": tok_err, "tokens_err_g": tok_g,
+            "tokens_within": tok_err <= TOKENS_TOLERANCE,
+            "tokens_side_longest": "above" if last["tokens_per_cycle"] > last["tokens_model"]
+            else "below",
+            "speedup_err": s_err, "speedup_err_g": s_g,
+            "speedup_within": s_err <= SPEEDUP_TOLERANCE,
+            "cycle_err": cyc_err, "cycle_err_g": cyc_g, "longest_g": last["draft_len"]}
 
 
 def reference_numbers(ref: dict | None) -> dict[str, str]:
@@ -571,6 +605,24 @@ def reference_numbers(ref: dict | None) -> dict[str, str]:
         "best_g": (best and best["draft_len"], "d"),
         "best_s": (best and best["speedup"], ".2f"),
     }
+    a = agreement_summary(ref)
+
+    def get(key):
+        return None if a is None else a[key]
+
+    values.update({
+        "tok_err_pct": (a and 100 * a["tokens_err"], ".1f"),
+        "tok_err_g": (get("tokens_err_g"), "d"),
+        "tok_side": (get("tokens_side_longest"), "s"),
+        "longest_g": (get("longest_g"), "d"),
+        "s_err_pct": (a and 100 * a["speedup_err"], ".1f"),
+        "s_err_g": (get("speedup_err_g"), "d"),
+        "cycle_err_pct": (a and 100 * a["cycle_err"], ".1f"),
+        "tok_verdict": (a and ("within" if a["tokens_within"] else "outside"), "s"),
+        "s_verdict": (a and ("within" if a["speedup_within"] else "outside"), "s"),
+        "tok_tol_pct": (100 * TOKENS_TOLERANCE, ".0f"),
+        "s_tol_pct": (100 * SPEEDUP_TOLERANCE, ".0f"),
+    })
     return {k: PENDING if v is None else format(v, fmt) for k, (v, fmt) in values.items()}
 
 
