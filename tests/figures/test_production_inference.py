@@ -31,3 +31,15 @@ def test_goodput_curves_follow_the_models():
                                   {"policy": "cap", "offered_rate_norm": 2.0, "goodput_norm": 0.7}])
     assert len(fig.axes[0].lines) >= 6
     plt.close(fig)
+
+
+def test_attainment_gap_figure_draws_four_series_per_policy():
+    rows = [{"factor": f, "policy": p, "measured": 0.9 / f, "formula": 1.0 / f,
+             "sim_calibrated": 1.0 / f, "sim_own_service": 0.9 / f}
+            for f in (1.0, 2.0) for p in ("none", "cap")]
+    fig = pf.attainment_gap_figure(rows, title="t")
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        assert len(ax.lines) == 4
+        assert list(ax.lines[0].get_ydata()) == [0.9, 0.45]  # measured, in load order
+    plt.close(fig)

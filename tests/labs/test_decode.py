@@ -180,3 +180,24 @@ def test_kernel_profile_is_gpu_evidence_only():
     assert lab.kernel_profile(lambda: None, "cpu") is None
     assert lab.kernels_per_step(lambda: None, "cpu") is None
     assert all(m == m.lower() for m in lab.MATMUL_KERNEL_MARKS)
+
+
+def test_kernel_breakdown_splits_the_step():
+    """A synthetic profiled point: the parts add up, the rates follow from the bytes, and a
+    point without a profile (a CPU run) gives None."""
+    prof = {"kernels": 10, "kernel_time_s": 8e-3, "matmul_kernels": 4, "matmul_time_s": 6e-3,
+            "other_kernels": 6, "other_time_s": 2e-3, "top": []}
+    point = {"batch": 1, "context": 128, "kv_bytes": 1, "step_bytes": 12e9,
+             "eager": {"median_s": 20e-3}, "graph": {"median_s": 10e-3}, "kernel_profile": prof}
+    result = {"measurements": {"copy": {"bytes_per_s": 3e12},
+                               "models": [{"name": "m", "points": [point]}]}}
+    kb = lab.kernel_breakdown(result, "m", 128, 1)
+    assert kb["step_s"] == 10e-3 and kb["timed"] == "graph"
+    assert kb["matmul_s"] + kb["other_s"] == pytest.approx(kb["kernel_time_s"])
+    assert kb["idle_s"] == pytest.approx(2e-3)
+    assert kb["matmul_bytes_per_s"] == pytest.approx(2e12)
+    assert kb["copy_bound_s"] == pytest.approx(4e-3)
+    assert kb["other_each_s"] == pytest.approx(2e-3 / 6)
+    assert lab.kernel_breakdown(result, "m", 128, 2) is None
+    del point["kernel_profile"]
+    assert lab.kernel_breakdown(result, "m", 128, 1) is None

@@ -91,3 +91,41 @@ def test_grader_passes_erlang_c_and_fails_the_mm1_formula():
 def test_usable_cpus():
     assert load.usable_cpus() >= 1
     assert 1 <= load.settings()["servers"] <= 8
+
+
+def _toy_run(capacity=None):
+    # two servers; requests 0-2 arrive at 0, 0, 0.5; each takes 1 s; request 2 waits 0.5 s
+    # while both servers are busy (never idle while it waits)
+    return {"arrival_s": [0.0, 0.0, 0.5], "admitted": [True, True, True],
+            "start_s": [0.0, 0.0, 1.0], "first_s": [0.1, 0.1, 1.1],
+            "finish_s": [1.0, 1.0, 2.0], "capacity": capacity}
+
+
+def test_replay_with_the_runs_own_service_reproduces_its_waits():
+    """Fed with the run's own service times, the c-server replay reproduces a run that a
+    work-conserving dispatcher served: the same waits, hence the same attainment."""
+    run = _toy_run()
+    # SLO on the first token 0.45 s with prefill 0.1 s: a wait budget of 0.35 s; request 2
+    # waited 0.5 s, so 2 of 3 meet it
+    got = load.replay_own_service(run, 2, 0.45)
+    assert got["admitted_attainment"] == pytest.approx(2 / 3)
+    assert got["mean_service_s"] == pytest.approx(1.0)
+    assert got["mean_prefill_s"] == pytest.approx(0.1)
+    assert got["utilization"] == pytest.approx((2 / 0.5) * 1.0 / 2)
+    assert load.idle_while_waiting(run, 2) == 0.0
+    # a dispatcher that left a server idle for the whole wait
+    late = dict(run, start_s=[0.0, 0.0, 1.0], finish_s=[1.0, 0.4, 2.0])
+    assert load.idle_while_waiting(late, 2) == pytest.approx(1.0)  # one server idle all along
+    with pytest.raises(ValueError):
+        load.replay_own_service(dict(run, admitted=[False] * 3), 2, 0.45)
+
+
+def test_gap_numbers_cover_a_result_and_its_absence(tiny_result):
+    rows = load.gap_rows(tiny_result)
+    assert len(rows) == len(tiny_result["measurements"]["runs"])
+    for r in rows:
+        assert 0.0 <= r["sim_own_service"] <= 1.0 and 0.0 <= r["idle_while_waiting"] <= 1.0
+        assert r["service_ratio"] > 0
+    with_ref, without = load.gap_numbers(tiny_result), load.gap_numbers(None)
+    assert with_ref.keys() == without.keys()
+    assert set(without.values()) == {load.MISSING}

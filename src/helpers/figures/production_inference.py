@@ -18,7 +18,8 @@ from helpers.models import slo as slom
 from .style import new_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 
-__all__ = ["opening_animation", "structure_diagram", "goodput_curves", "goodput_figure"]
+__all__ = ["opening_animation", "structure_diagram", "goodput_curves", "goodput_figure",
+           "attainment_gap_figure"]
 
 
 def opening_animation(*, servers: int = 3, cap: int = 4, arrivals: int = 18) -> Figure:
@@ -169,3 +170,34 @@ def goodput_figure(service_s: float, servers: int, slo_wait_s: float, capacity: 
     ax.legend(fontsize=7.5, loc="upper right")
     plt.close(fig)
     return fig
+
+
+def attainment_gap_figure(rows, *, title: str):
+    """Admitted SLO attainment against offered load, one panel per policy: measured, the
+    formulas (Erlang C / M/M/c/K), the simulator replaying the run's arrivals with the
+    calibration's service times, and the same replay with the run's own service times.
+
+    ``rows``: :func:`helpers.labs.load.gap_rows`. A replay that lands on the measurement while
+    the calibrated one does not puts the gap in the service times, not in the queue."""
+    from .style import finish_panels, panel_figure
+
+    policies = {"none": "unbounded queue", "cap": "admission control"}
+    fig, axes = panel_figure(policies, height_in=3.4, sharey=True)
+    series = (("measured", "measured", "o", PALETTE["queue"], "-"),
+              ("formula", "formula (calibrated μ)", "", PALETTE["neutral"], "--"),
+              ("sim_calibrated", "replay, calibrated service", "^", PALETTE["memory"], ":"),
+              ("sim_own_service", "replay, the run's own service", "x", PALETTE["accent"], "-"))
+    for ax, (policy, label) in zip(axes, policies.items()):
+        pts = sorted((r for r in rows if r["policy"] == policy), key=lambda r: r["factor"])
+        x = [r["factor"] for r in pts]
+        for key, name, marker, color, ls in series:
+            ax.plot(x, [r[key] for r in pts], marker=marker or None, ls=ls, color=color,
+                    lw=2 if key == "measured" else 1.3, ms=6, label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x, [f"{v:g}" for v in x], fontsize=7.5)
+        ax.minorticks_off()
+        ax.set_xlabel("offered load λ / (c·μ), calibrated")
+        ax.set_ylim(-0.03, 1.05)
+        ax.set_title(label, fontsize=10)
+    return finish_panels(fig, axes, ylabel="admitted SLO attainment", title=title,
+                         legend_fontsize=7.5)

@@ -66,7 +66,8 @@ __all__ = ["LAB", "GPU", "GPU_CONFIG", "CPU_CONFIG", "decode_bytes", "kv_bytes",
            "ReadOnceAttention", "read_once", "build_model", "configs", "batches", "contexts",
            "check_batched_decode", "kernels_per_step", "kernel_profile", "measure_copy",
            "measure_model", "run",
-           "reference_or_none", "point_rows", "comparison_rows", "comparison_table", "describe",
+           "reference_or_none", "point_rows", "kernel_breakdown", "comparison_rows",
+           "comparison_table", "describe",
            "grade_decode_bytes", "main"]
 
 LAB = "decode"
@@ -507,6 +508,33 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
             row["achieved_bytes_per_s"] = p["step_bytes"] / t
             rows.append(row)
     return rows
+
+
+def kernel_breakdown(result: dict, model: str, context: int, batch: int) -> dict | None:
+    """Where one profiled decode step's time goes, from its :func:`kernel_profile`: the matrix
+    multiplies (time, count, and the step's bytes over their time), the other kernels (time,
+    count, mean time each), and the step's time (graph replay if measured, else eager) not
+    covered by any kernel (``idle_s``: launch gaps between kernels), beside the copy-bandwidth
+    bound of the step's bytes. None when that point has no profile (a CPU result)."""
+    m = result["measurements"]
+    for mod in m["models"]:
+        if mod["name"] != model:
+            continue
+        for p in mod["points"]:
+            prof = p.get("kernel_profile")
+            if (p["context"], p["batch"]) != (context, batch) or not prof:
+                continue
+            step_s, how = _best(p)
+            return {"step_s": step_s, "timed": how, "kernels": prof["kernels"],
+                    "kernel_time_s": prof["kernel_time_s"],
+                    "matmul_kernels": prof["matmul_kernels"], "matmul_s": prof["matmul_time_s"],
+                    "matmul_bytes_per_s": p["step_bytes"] / prof["matmul_time_s"],
+                    "other_kernels": prof["other_kernels"], "other_s": prof["other_time_s"],
+                    "other_each_s": prof["other_time_s"] / max(1, prof["other_kernels"]),
+                    "idle_s": max(0.0, step_s - prof["kernel_time_s"]),
+                    "copy_bound_s": p["step_bytes"] / m["copy"]["bytes_per_s"],
+                    "copy_bytes_per_s": m["copy"]["bytes_per_s"]}
+    return None
 
 
 def comparison_rows(ref: dict | None, mine: dict | None = None, model: str | None = None,

@@ -57,7 +57,8 @@ from helpers.models import slo as slom
 
 __all__ = ["LAB", "settings", "usable_cpus", "Pool", "calibrate", "drive", "predict", "run",
            "reference_or_none", "run_rows", "comparison_rows", "grade_erlang_c",
-           "erlang_c_reference", "prose_numbers", "MISSING", "admission_capacity", "main"]
+           "erlang_c_reference", "prose_numbers", "MISSING", "admission_capacity",
+           "replay_own_service", "idle_while_waiting", "gap_rows", "gap_numbers", "main"]
 
 LAB = "load"
 SEED = 2026
@@ -331,6 +332,78 @@ def predict(run: dict, cal: dict, servers: int, slo_s: float, seed: int = SEED) 
             "sim_goodput_per_s": slom.goodput_per_s(lam, sim.blocking_fraction(), sim_att)}
 
 
+def replay_own_service(run: dict, servers: int, slo_s: float, seed: int = SEED) -> dict:
+    """The replaying simulator fed with the run's *own* service times instead of the
+    calibration's: each admitted request keeps the service time it measured
+    (``finish - start``), a turned-away one draws from those, and the SLO's wait budget uses
+    the run's own mean prefill. If this replay matches the measurement while the calibrated one
+    does not, the queue behaved as the c-server model says and the gap is in the service times.
+    Returns the simulated blocking and attainment, the run's mean service and prefill times, and
+    the utilization they imply at the run's arrival rate."""
+    from helpers.sim.queue import simulate_multi_server
+
+    arrival = _arr(run["arrival_s"])
+    admitted = np.asarray(run["admitted"], dtype=bool)
+    start, first, finish = _arr(run["start_s"]), _arr(run["first_s"]), _arr(run["finish_s"])
+    own = (finish - start)[admitted]
+    if own.size == 0:
+        raise ValueError("the run admitted no request: there are no service times to replay")
+    service = finish - start
+    rng = np.random.default_rng(seed)
+    service[~admitted] = own[rng.integers(0, own.size, size=int((~admitted).sum()))]
+    prefill = float(np.mean((first - start)[admitted]))
+    sim = simulate_multi_server(arrival, service, servers, capacity=run["capacity"])
+    lam = (arrival.size - 1) / float(arrival[-1] - arrival[0])
+    return {"admitted_attainment": sim.wait_attainment(max(0.0, slo_s - prefill)),
+            "blocked_fraction": sim.blocking_fraction(),
+            "mean_service_s": float(own.mean()), "mean_prefill_s": prefill,
+            "utilization": lam * float(own.mean()) / servers}
+
+
+def idle_while_waiting(run: dict, servers: int) -> float:
+    """Of the time during which at least one admitted request was waiting (arrived, not yet
+    started), the fraction in which fewer than ``servers`` requests were in service: a
+    dispatcher that keeps workers busy makes this near 0, a slow one does not. Computed exactly
+    from the run's event times (0.0 when no request ever waited)."""
+    arrival = _arr(run["arrival_s"])
+    admitted = np.asarray(run["admitted"], dtype=bool)
+    a, st, fn = arrival[admitted], _arr(run["start_s"])[admitted], _arr(run["finish_s"])[admitted]
+    # piecewise-constant counts between consecutive events
+    times = np.unique(np.concatenate([a, st, fn]))
+    if times.size < 2:
+        return 0.0
+    mid = (times[:-1] + times[1:]) / 2
+    dt = np.diff(times)
+    waiting = ((a[None, :] <= mid[:, None]) & (st[None, :] > mid[:, None])).sum(axis=1)
+    busy = ((st[None, :] <= mid[:, None]) & (fn[None, :] > mid[:, None])).sum(axis=1)
+    wait_time = float(dt[waiting > 0].sum())
+    if wait_time == 0.0:
+        return 0.0
+    return float(dt[(waiting > 0) & (busy < servers)].sum() / wait_time)
+
+
+def gap_rows(result: dict) -> list[dict]:
+    """Per run, the evidence for where measured attainment departs from the predictions:
+    measured, the formula's and the calibrated replay's admitted attainment, the replay with the
+    run's own service times (:func:`replay_own_service`), the run's mean service time against
+    the calibration's, and :func:`idle_while_waiting`."""
+    m = result["measurements"]
+    cal = m["calibration"]
+    rows = []
+    for r in m["runs"]:
+        own = replay_own_service(r, m["servers"], m["slo_s"])
+        rows.append({"factor": r["factor"], "policy": r["policy"],
+                     "measured": r["measured"]["admitted_attainment"],
+                     "formula": r["predicted"]["model_admitted_attainment"],
+                     "sim_calibrated": r["predicted"]["sim_admitted_attainment"],
+                     "sim_own_service": own["admitted_attainment"],
+                     "service_ratio": own["mean_service_s"] / cal["mean_service_s"],
+                     "utilization_calibrated": r["predicted"]["utilization"],
+                     "utilization_own": own["utilization"],
+                     "idle_while_waiting": idle_while_waiting(r, m["servers"])})
+    return rows
+
+
 def admission_capacity(servers: int, mean_service_s: float, wait_budget_s: float) -> int:
     """The cap (requests inside) of the rule "reject when the predicted wait exceeds the budget".
 
@@ -448,6 +521,38 @@ def prose_numbers(result: dict | None) -> dict:
         "best_free_pct": f"{100 * best['goodput_norm']:.0f}",
         "best_free_factor": f"{best['factor']:g}",
     }
+
+
+def gap_numbers(result: dict | None) -> dict:
+    """The numbers the page's account of the gaps states, formatted (MISSING when absent):
+    the uncapped run nearest below saturation and the capped run at the highest load (each
+    measured, formula, calibrated replay, own-service replay, service-time change and the
+    utilizations), the mean absolute attainment error of both replays over all runs, and the
+    largest idle-while-waiting fraction at 0.8 of capacity and above."""
+    keys = [f"{tag}_{k}" for tag in ("near", "over") for k in (
+        "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal",
+        "rho_own")] + ["mae_cal_pts", "mae_own_pts", "idle_max_pct"]
+    if result is None:
+        return {k: MISSING for k in keys}
+    rows = gap_rows(result)
+    free = [r for r in rows if r["policy"] == "none" and r["factor"] < 1]
+    near = max(free or [r for r in rows if r["policy"] == "none"], key=lambda r: r["factor"])
+    over = max((r for r in rows if r["policy"] == "cap"), key=lambda r: r["factor"])
+    out = {}
+    for tag, r in (("near", near), ("over", over)):
+        out.update({f"{tag}_factor": f"{r['factor']:g}",
+                    f"{tag}_measured": f"{r['measured']:.2f}",
+                    f"{tag}_formula": f"{r['formula']:.2f}",
+                    f"{tag}_sim_cal": f"{r['sim_calibrated']:.2f}",
+                    f"{tag}_sim_own": f"{r['sim_own_service']:.2f}",
+                    f"{tag}_service_pct": f"{100 * (r['service_ratio'] - 1):+.0f}",
+                    f"{tag}_rho_cal": f"{r['utilization_calibrated']:.2f}",
+                    f"{tag}_rho_own": f"{r['utilization_own']:.2f}"})
+    out["mae_cal_pts"] = f"{100 * np.mean([abs(r['sim_calibrated'] - r['measured']) for r in rows]):.0f}"
+    out["mae_own_pts"] = f"{100 * np.mean([abs(r['sim_own_service'] - r['measured']) for r in rows]):.0f}"
+    busy = [r["idle_while_waiting"] for r in rows if r["factor"] >= 0.8]
+    out["idle_max_pct"] = f"{100 * max(busy):.0f}" if busy else MISSING
+    return out
 
 
 # --- grading ----------------------------------------------------------------------------------
