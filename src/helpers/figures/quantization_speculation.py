@@ -220,8 +220,9 @@ MUTED_HEX = "#7d8590"
 
 def lab_figure(runs: Mapping[str, Sequence[Mapping]], *, title: str):
     """Measured tokens per cycle and speedup per draft length (markers) beside the model at each
-    run's own acceptance rate and cost ratio (lines). ``runs[name]`` is a list of
-    :func:`helpers.labs.speculative.sweep_rows`."""
+    run's own acceptance rate and cost ratio (dashed lines), and the speedup model with each
+    draft length's measured verification ratio ``v`` (dotted, crosses). ``runs[name]`` is a
+    list of :func:`helpers.labs.speculative.sweep_rows`."""
     if not runs or not any(runs.values()):
         raise ValueError("runs must hold at least one non-empty sweep")
     fig, (ax1, ax2) = new_figure(1, 2, width_in=8.6, height_in=3.4)
@@ -238,6 +239,9 @@ def lab_figure(runs: Mapping[str, Sequence[Mapping]], *, title: str):
                  label=f"{name}: measured")
         ax2.plot(gg, [spec.speedup(a, k, c) for k in gg], color=col, lw=1.2, ls="--",
                  label=f"{name}: model, c = {c:.2f}")
+        if all("speedup_model_v" in r for r in rows):
+            ax2.plot(g, [r["speedup_model_v"] for r in rows], color=col, lw=1.0, ls=":",
+                     marker="x", ms=5, label=f"{name}: model with measured v")
         ax2.plot(g, [r["speedup"] for r in rows], "o", color=col, label=f"{name}: measured")
     ax2.axhline(1.0, color=MUTED_HEX, lw=1, ls=":")
     ax1.set_xlabel("draft length g")

@@ -531,7 +531,7 @@ def gap_numbers(result: dict | None) -> dict:
     largest idle-while-waiting fraction at 0.8 of capacity and above."""
     keys = [f"{tag}_{k}" for tag in ("near", "over") for k in (
         "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal",
-        "rho_own")] + ["mae_cal_pts", "mae_own_pts", "idle_max_pct"]
+        "rho_own")] + ["mae_cal", "mae_own", "idle_max_pct"]
     if result is None:
         return {k: MISSING for k in keys}
     rows = gap_rows(result)
@@ -545,11 +545,11 @@ def gap_numbers(result: dict | None) -> dict:
                     f"{tag}_formula": f"{r['formula']:.2f}",
                     f"{tag}_sim_cal": f"{r['sim_calibrated']:.2f}",
                     f"{tag}_sim_own": f"{r['sim_own_service']:.2f}",
-                    f"{tag}_service_pct": f"{100 * (r['service_ratio'] - 1):+.0f}",
+                    f"{tag}_service_pct": f"{100 * (r['service_ratio'] - 1):.0f}",
                     f"{tag}_rho_cal": f"{r['utilization_calibrated']:.2f}",
                     f"{tag}_rho_own": f"{r['utilization_own']:.2f}"})
-    out["mae_cal_pts"] = f"{100 * np.mean([abs(r['sim_calibrated'] - r['measured']) for r in rows]):.0f}"
-    out["mae_own_pts"] = f"{100 * np.mean([abs(r['sim_own_service'] - r['measured']) for r in rows]):.0f}"
+    out["mae_cal"] = f"{np.mean([abs(r['sim_calibrated'] - r['measured']) for r in rows]):.2f}"
+    out["mae_own"] = f"{np.mean([abs(r['sim_own_service'] - r['measured']) for r in rows]):.2f}"
     busy = [r["idle_while_waiting"] for r in rows if r["factor"] >= 0.8]
     out["idle_max_pct"] = f"{100 * max(busy):.0f}" if busy else MISSING
     return out
