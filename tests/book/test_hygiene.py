@@ -150,7 +150,8 @@ def prose_lines(page: Path):
         clean = re.sub(r"\]\([^)]*\)", "]", clean)                   # link targets
         clean = re.sub(r"<[^>]+>", " ", clean)                       # html tags
         clean = re.sub(r"(?i)\b(sections?|secs?\.|tables?|tab\.|figures?|figs?\.|equations?|eqs?\.|"
-                       r"chapters?|ch\.|appendix|appendices|app\.|pages?|pp?\.|§)\s*[A-Z]?[\d.,–-]*\d", " ", clean)  # locators
+                       r"chapters?|ch\.|appendix|appendices|app\.|pages?|pp?\.|theorems?|thm\.|"
+                       r"corollar(?:y|ies)|lemmas?|definitions?|algorithms?|alg\.|§)\s*[A-Z]?[\d.,–-]*\d", " ", clean)  # locators
         yield no + 1, clean
 
 

@@ -67,9 +67,8 @@ def opening_animation(draft: str = "the cat", target: str = "the car",
                                                      key_times=[0, t0, t0 + 0.02, 1], dur_s=dur))
     # the verification pass: one sweep over every position at once
     tv = t_draft_end / dur
-    sweep = Canvas.animate("opacity", [0, 0, 0.35, 0.35, 0], key_times=[0, tv, tv + 0.03,
-                                                                        tv + 0.15, tv + 0.2],
-                           dur_s=dur)
+    sweep = Canvas.animate("opacity", [0, 0, 0.35, 0.35, 0, 0],
+                           key_times=[0, tv, tv + 0.03, tv + 0.15, tv + 0.2, 1], dur_s=dur)
     c.rect(xs[0] - 4, 36, xs[g - 1] + w - xs[0] + 8, 214, fill=comp, stroke="none", opacity=0,
            children=sweep)
     t_mark = (t_draft_end + 1.2) / dur

@@ -58,7 +58,8 @@ from helpers.models import slo as slom
 __all__ = ["LAB", "settings", "usable_cpus", "Pool", "calibrate", "drive", "predict", "run",
            "reference_or_none", "run_rows", "comparison_rows", "grade_erlang_c",
            "erlang_c_reference", "prose_numbers", "MISSING", "admission_capacity",
-           "replay_own_service", "idle_while_waiting", "gap_rows", "gap_numbers", "main"]
+           "replay_own_service", "idle_while_waiting", "gap_rows", "gap_numbers",
+           "IDLE_CHECK_FROM_FACTOR", "main"]
 
 LAB = "load"
 SEED = 2026
@@ -523,15 +524,20 @@ def prose_numbers(result: dict | None) -> dict:
     }
 
 
+#: Offered load (times capacity) from which the page reports idle-while-waiting: below it the
+#: queue is rarely non-empty, so the fraction says little about the dispatcher.
+IDLE_CHECK_FROM_FACTOR = 0.8
+
+
 def gap_numbers(result: dict | None) -> dict:
     """The numbers the page's account of the gaps states, formatted (MISSING when absent):
     the uncapped run nearest below saturation and the capped run at the highest load (each
     measured, formula, calibrated replay, own-service replay, service-time change and the
     utilizations), the mean absolute attainment error of both replays over all runs, and the
-    largest idle-while-waiting fraction at 0.8 of capacity and above."""
+    largest idle-while-waiting fraction at :data:`IDLE_CHECK_FROM_FACTOR` of capacity and above."""
     keys = [f"{tag}_{k}" for tag in ("near", "over") for k in (
         "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal",
-        "rho_own")] + ["mae_cal", "mae_own", "idle_max_pct"]
+        "rho_own")] + ["mae_cal", "mae_own", "idle_max_pct", "idle_from"]
     if result is None:
         return {k: MISSING for k in keys}
     rows = gap_rows(result)
@@ -550,8 +556,9 @@ def gap_numbers(result: dict | None) -> dict:
                     f"{tag}_rho_own": f"{r['utilization_own']:.2f}"})
     out["mae_cal"] = f"{np.mean([abs(r['sim_calibrated'] - r['measured']) for r in rows]):.2f}"
     out["mae_own"] = f"{np.mean([abs(r['sim_own_service'] - r['measured']) for r in rows]):.2f}"
-    busy = [r["idle_while_waiting"] for r in rows if r["factor"] >= 0.8]
+    busy = [r["idle_while_waiting"] for r in rows if r["factor"] >= IDLE_CHECK_FROM_FACTOR]
     out["idle_max_pct"] = f"{100 * max(busy):.0f}" if busy else MISSING
+    out["idle_from"] = f"{IDLE_CHECK_FROM_FACTOR:g}"
     return out
 
 
