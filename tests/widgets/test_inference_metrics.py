@@ -5,19 +5,12 @@ import matplotlib
 matplotlib.use("Agg")
 
 import ipywidgets as widgets  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import specs  # noqa: E402
 from helpers.models import inference as inf  # noqa: E402
 from helpers.models import transformer as tf  # noqa: E402
 from helpers.widgets import inference_metrics as w  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
 
 
 def test_explorer_builds_and_redraws():

@@ -15,12 +15,6 @@ def _controls(box):
     return list(box.children[1].children)
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
-
-
 def test_coalescing_explorer_builds_redraws_and_starts_at_the_page_values():
     box = mw.coalescing_explorer(stride=8, bytes_per_element=4)
     stride, size, offset = _controls(box)

@@ -21,12 +21,6 @@ def _controls(box):
     return list(box.children[1].children)
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []  # every drawn figure was closed
-
-
 def test_roofline_explorer_builds_and_redraws():
     box = pw.roofline_explorer("h200", "fp8", intensity=3.0)
     assert isinstance(box, widgets.VBox)

@@ -12,12 +12,6 @@ from helpers.models import queueing as qm  # noqa: E402
 from helpers.widgets import production_inference as pw  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
-
-
 def test_explorer_builds_and_redraws():
     box = pw.slo_explorer(arrival_rate_per_s=30.0, servers=4, service_ms=100.0, slo_ms=50.0,
                           queue_cap=4)

@@ -5,17 +5,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
 
 from helpers.models import parallel_patterns as pp  # noqa: E402
 from helpers.widgets import reduction_scan_histogram as rw  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    assert plt.get_fignums() == []
 
 
 def test_histogram_explorer_builds_redraws_and_starts_at_the_page_values():
