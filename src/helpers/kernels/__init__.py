@@ -27,6 +27,19 @@ def triton_device(device: str) -> str:
     return "cuda" if device == "cpu" and not INTERPRETED else device
 
 
+def matrix_output(out, rows: int, cols: int, like, name: str):
+    """The ``(rows, cols)`` result buffer of a matrix-product kernel: a new tensor of ``like``'s
+    dtype on its device when ``out`` is None, else ``out`` itself after checking its shape,
+    dtype and device (ValueError naming the input ``name`` it must match)."""
+    import torch
+
+    if out is None:
+        return torch.empty((rows, cols), dtype=like.dtype, device=like.device)
+    if tuple(out.shape) != (rows, cols) or out.dtype != like.dtype or out.device != like.device:
+        raise ValueError(f"out must be an (M x N) tensor of {name}'s dtype on {name}'s device")
+    return out
+
+
 if INTERPRETED:
     from ._interpreter import apply_fixes as _apply_fixes
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from helpers.kernels import INTERPRETED  # the package's entrance chose interpreter or GPU
+# the package's entrance chose interpreter or GPU
+from helpers.kernels import INTERPRETED, matrix_output
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
@@ -124,10 +125,7 @@ def matmul(a, b, config: GemmConfig, *, out=None, allow_tf32: bool = False, kern
     if not isinstance(config, GemmConfig):
         raise ValueError(f"config must be a GemmConfig, got {type(config).__name__}")
     (m, k), n = a.shape, b.shape[1]
-    if out is None:
-        out = torch.empty((m, n), dtype=a.dtype, device=a.device)
-    elif tuple(out.shape) != (m, n) or out.dtype != a.dtype or out.device != a.device:
-        raise ValueError("out must be an (M x N) tensor of a's dtype on a's device")
+    out = matrix_output(out, m, n, a, "a")
     # fp32 inputs: "ieee" (exact fp32 products) or "tf32". For 16-bit inputs the setting does
     # not apply (their products are exact in fp32); pass Triton's default, "tf32".
     precision = "ieee" if (a.dtype == torch.float32 and not allow_tf32) else "tf32"

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from helpers.kernels import INTERPRETED  # the package's entrance chose interpreter or GPU
+# the package's entrance chose interpreter or GPU
+from helpers.kernels import INTERPRETED, matrix_output
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
@@ -139,10 +140,7 @@ def int8_matmul(x, w, scales, config: Int8Config = DEFAULT, *, out=None, kernel=
     if not isinstance(config, Int8Config):
         raise ValueError(f"config must be an Int8Config, got {type(config).__name__}")
     (m, k), n = x.shape, w.shape[0]
-    if out is None:
-        out = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    elif tuple(out.shape) != (m, n) or out.dtype != x.dtype or out.device != x.device:
-        raise ValueError("out must be an (M x N) tensor of x's dtype on x's device")
+    out = matrix_output(out, m, n, x, "x")
     precision = "ieee" if x.dtype == torch.float32 else "tf32"
     grid = (triton.cdiv(n, config.block_n), triton.cdiv(m, BLOCK_M))
     (kernel or int8_matmul_kernel)[grid](
