@@ -5,35 +5,23 @@ import json
 import numpy as np
 import pytest
 
-from helpers.labs import core, load
+from helpers.labs import load as lab
 from helpers.labs.report import Table
 from helpers.models import queueing as qm
 
 
-def _tiny(monkeypatch):
-    base = load.settings()
-    tiny = {**base, "servers": 1, "output_mean_tokens": 2.0, "output_cap_tokens": 4,
+_SETTINGS = lab.settings
+
+
+def tiny():
+    """The settings of the CPU run (``result_file`` in conftest.py puts them in place)."""
+    return {**_SETTINGS(), "servers": 1, "output_mean_tokens": 2.0, "output_cap_tokens": 4,
             "calibration_requests": 4, "requests_per_run": 10, "load_factors": [0.5, 2.0]}
-    monkeypatch.setattr(load, "settings", lambda: tiny)
-    return tiny
 
 
-@pytest.fixture(scope="module")
-def tiny_result(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    try:
-        _tiny(mp)
-        out = tmp_path_factory.mktemp("load")
-        path = core.run_cli(load.LAB, load.run, ["--out", str(out), "--device", "cpu",
-                                                 "--size", "small"])
-    finally:
-        mp.undo()
-    return core.load_result(path)
-
-
-def test_a_tiny_cpu_run_writes_a_valid_result(tiny_result):
-    m = tiny_result["measurements"]
-    assert tiny_result["lab"] == "load" and m["checked"] and m["servers"] == 1
+def test_a_tiny_cpu_run_writes_a_valid_result(cpu_result):
+    m = cpu_result["measurements"]
+    assert cpu_result["lab"] == "load" and m["checked"] and m["servers"] == 1
     cal = m["calibration"]
     assert cal["mean_service_s"] > cal["mean_prefill_s"] > 0 and cal["service_cv"] >= 0
     assert len(m["runs"]) == 4 and {r["policy"] for r in m["runs"]} == {"none", "cap"}
@@ -47,50 +35,50 @@ def test_a_tiny_cpu_run_writes_a_valid_result(tiny_result):
         meas, pred = r["measured"], r["predicted"]
         assert 0 <= meas["admitted_attainment"] <= 1 and 0 <= pred["model_admitted_attainment"] <= 1
         assert meas["goodput_per_s"] <= meas["offered_rate_per_s"] + 1e-9
-    json.dumps(tiny_result)  # serializable
+    json.dumps(cpu_result)  # serializable
 
 
-def test_the_page_table_reads_a_result_file(tiny_result):
-    rows = load.comparison_rows(tiny_result, tiny_result)
-    assert rows[0].h200 == tiny_result["measurements"]["calibration"]["mean_service_s"]
+def test_the_page_table_reads_a_result_file(cpu_result):
+    rows = lab.comparison_rows(cpu_result, cpu_result)
+    assert rows[0].h200 == cpu_result["measurements"]["calibration"]["mean_service_s"]
     assert all(r.model is not None for r in rows[1:])
     assert "goodput / capacity" in str(Table("load", rows, yours_label="yours"))
-    assert [r.h200 for r in load.comparison_rows(None)] == [None] * len(rows)
-    assert len(load.run_rows(tiny_result)) == 4
+    assert [r.h200 for r in lab.comparison_rows(None)] == [None] * len(rows)
+    assert len(lab.run_rows(cpu_result)) == 4
 
 
 def test_predictions_on_a_synthetic_run():
     cal = {"mean_service_s": 1.0, "mean_prefill_s": 0.0, "service_s": [1.0] * 50}
     arrival = np.arange(200) / 1.5  # 1.5 per second into 2 servers
     run = {"arrival_s": arrival.tolist(), "capacity": None}
-    p = load.predict(run, cal, 2, 1.0)
+    p = lab.predict(run, cal, 2, 1.0)
     assert p["utilization"] == pytest.approx(0.75)
     assert p["model_admitted_attainment"] == pytest.approx(qm.mmc_wait_attainment(1.0, 1.5, 1.0, 2))
     assert p["sim_admitted_attainment"] == 1.0  # evenly spaced, constant service: no wait
-    capped = load.predict({**run, "capacity": 3}, cal, 2, 1.0)
+    capped = lab.predict({**run, "capacity": 3}, cal, 2, 1.0)
     assert capped["model_blocked_fraction"] > 0 and capped["sim_blocked_fraction"] == 0
 
 
 def test_admission_capacity_is_the_predicted_wait_rule():
-    assert load.admission_capacity(4, 0.1, 0.1) == 8
-    assert load.admission_capacity(1, 1.0, 0.0) == 2
+    assert lab.admission_capacity(4, 0.1, 0.1) == 8
+    assert lab.admission_capacity(1, 1.0, 0.0) == 2
     with pytest.raises(ValueError):
-        load.admission_capacity(0, 0.1, 0.1)
+        lab.admission_capacity(0, 0.1, 0.1)
     with pytest.raises(ValueError):
-        load.Pool(0)
+        lab.Pool(0)
 
 
 def test_grader_passes_erlang_c_and_fails_the_mm1_formula():
-    assert load.grade_erlang_c(qm.erlang_c, seed=1).passed
-    bad = load.grade_erlang_c(lambda c, a: a / c, seed=1)
+    assert lab.grade_erlang_c(qm.erlang_c, seed=1).passed
+    bad = lab.grade_erlang_c(lambda c, a: a / c, seed=1)
     assert bad.status == "FAIL" and "M/M/1" in str(bad) and "0.174132" in str(bad)
-    broken = load.grade_erlang_c(lambda c, a: 1 / 0, seed=1)
+    broken = lab.grade_erlang_c(lambda c, a: 1 / 0, seed=1)
     assert broken.status == "FAIL" and "ZeroDivisionError" in str(broken)
 
 
 def test_usable_cpus():
-    assert load.usable_cpus() >= 1
-    assert 1 <= load.settings()["servers"] <= 8
+    assert lab.usable_cpus() >= 1
+    assert 1 <= lab.settings()["servers"] <= 8
 
 
 def _toy_run(capacity=None):
@@ -107,25 +95,25 @@ def test_replay_with_the_runs_own_service_reproduces_its_waits():
     run = _toy_run()
     # SLO on the first token 0.45 s with prefill 0.1 s: a wait budget of 0.35 s; request 2
     # waited 0.5 s, so 2 of 3 meet it
-    got = load.replay_own_service(run, 2, 0.45)
+    got = lab.replay_own_service(run, 2, 0.45)
     assert got["admitted_attainment"] == pytest.approx(2 / 3)
     assert got["mean_service_s"] == pytest.approx(1.0)
     assert got["mean_prefill_s"] == pytest.approx(0.1)
     assert got["utilization"] == pytest.approx((2 / 0.5) * 1.0 / 2)
-    assert load.idle_while_waiting(run, 2) == 0.0
+    assert lab.idle_while_waiting(run, 2) == 0.0
     # a dispatcher that left a server idle for the whole wait
     late = dict(run, start_s=[0.0, 0.0, 1.0], finish_s=[1.0, 0.4, 2.0])
-    assert load.idle_while_waiting(late, 2) == pytest.approx(1.0)  # one server idle all along
+    assert lab.idle_while_waiting(late, 2) == pytest.approx(1.0)  # one server idle all along
     with pytest.raises(ValueError):
-        load.replay_own_service(dict(run, admitted=[False] * 3), 2, 0.45)
+        lab.replay_own_service(dict(run, admitted=[False] * 3), 2, 0.45)
 
 
-def test_gap_numbers_cover_a_result_and_its_absence(tiny_result):
-    rows = load.gap_rows(tiny_result)
-    assert len(rows) == len(tiny_result["measurements"]["runs"])
+def test_gap_numbers_cover_a_result_and_its_absence(cpu_result):
+    rows = lab.gap_rows(cpu_result)
+    assert len(rows) == len(cpu_result["measurements"]["runs"])
     for r in rows:
         assert 0.0 <= r["sim_own_service"] <= 1.0 and 0.0 <= r["idle_while_waiting"] <= 1.0
         assert r["service_ratio"] > 0
-    with_ref, without = load.gap_numbers(tiny_result), load.gap_numbers(None)
+    with_ref, without = lab.gap_numbers(cpu_result), lab.gap_numbers(None)
     assert with_ref.keys() == without.keys()
-    assert set(without.values()) == {load.MISSING}
+    assert set(without.values()) == {lab.MISSING}
