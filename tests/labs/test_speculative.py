@@ -134,3 +134,11 @@ def test_agreement_summary_against_a_direct_computation(cpu_result):
     assert with_ref.keys() == without.keys()
     assert with_ref["tok_verdict"] in ("within", "outside")
     assert without["s_err_pct"] == lab.PENDING
+
+
+def test_the_median_round_is_kept_with_every_rounds_time():
+    rounds = [{"median_s": 3.0, "tag": "slow"}, {"median_s": 1.0, "tag": "fast"},
+              {"median_s": 2.0, "tag": "mid"}]
+    mid = lab._median_round(rounds)
+    assert mid["tag"] == "mid" and mid["rounds_s"] == [3.0, 1.0, 2.0]
+    assert lab._middle([[5.0], [4.0]], key=sum) == [4.0]  # even count: the lower middle

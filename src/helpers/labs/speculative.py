@@ -99,11 +99,16 @@ def rounds() -> int:
     return pick(small=1, full=3)
 
 
+def _middle(rounds_: list, key):
+    """The round whose ``key`` is the median of all rounds' (odd count: the middle one; even:
+    the lower middle)."""
+    return sorted(rounds_, key=key)[(len(rounds_) - 1) // 2]
+
+
 def _median_round(summaries: list[dict]) -> dict:
-    """The summary whose median time is the median of ``summaries``' (odd count: the middle
-    one), with every round's median time under ``rounds_s``."""
-    order = sorted(summaries, key=lambda b: b["median_s"])
-    mid = dict(order[(len(order) - 1) // 2])
+    """The summary whose median time is the median of ``summaries``', with every round's
+    median time under ``rounds_s``."""
+    mid = dict(_middle(summaries, key=lambda b: b["median_s"]))
     mid["rounds_s"] = [b["median_s"] for b in summaries]
     return mid
 
@@ -398,17 +403,13 @@ def measure_sweep(target, draft, prompt_list, device: str, n_new: int, lengths) 
     def total(benches):
         return sum(b["median_s"] for b in benches)
 
-    def median_round(rs):
-        order = sorted(rs, key=total)
-        return order[(len(order) - 1) // 2]
-
-    plain = median_round(plain_r)
+    plain = _middle(plain_r, key=total)
     plain_s = total(plain)
     points = []
     for g, stats_all in zip(lengths, stats):
         per_cycle = stats_all.pop("per_cycle")
         hist = [per_cycle.count(k) for k in range(1, g + 2)]
-        benches = median_round(spec_r[g])
+        benches = _middle(spec_r[g], key=total)
         spec_s = total(benches)
         points.append({"draft_len": g, **stats_all, "tokens_per_cycle_hist": hist,
                        "tokens_per_cycle": sum(per_cycle) / len(per_cycle),
@@ -605,18 +606,14 @@ def reference_numbers(ref: dict | None) -> dict[str, str]:
         "best_g": (best and best["draft_len"], "d"),
         "best_s": (best and best["speedup"], ".2f"),
     }
-    a = agreement_summary(ref)
-
-    def get(key):
-        return None if a is None else a[key]
-
+    a = agreement_summary(ref)  # None without a result, so each `a and ...` is None too
     values.update({
         "tok_err_pct": (a and 100 * a["tokens_err"], ".1f"),
-        "tok_err_g": (get("tokens_err_g"), "d"),
-        "tok_side": (get("tokens_side_longest"), "s"),
-        "longest_g": (get("longest_g"), "d"),
+        "tok_err_g": (a and a["tokens_err_g"], "d"),
+        "tok_side": (a and a["tokens_side_longest"], "s"),
+        "longest_g": (a and a["longest_g"], "d"),
         "s_err_pct": (a and 100 * a["speedup_err"], ".1f"),
-        "s_err_g": (get("speedup_err_g"), "d"),
+        "s_err_g": (a and a["speedup_err_g"], "d"),
         "cycle_err_pct": (a and 100 * a["cycle_err"], ".1f"),
         "tok_verdict": (a and ("within" if a["tokens_within"] else "outside"), "s"),
         "s_verdict": (a and ("within" if a["speedup_within"] else "outside"), "s"),
