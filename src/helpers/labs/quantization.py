@@ -45,7 +45,7 @@ from helpers.labs.grading import Verdict, check_outputs
 from helpers.labs.report import Row, Table
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
-           "kernel_configs", "weight_only_matmul_bytes", "bits_per_byte", "layer_errors",
+           "kernel_configs", "weight_only_matmul_bytes", "layer_errors",
            "measure_model", "measure_kernel_checks", "measure_speed",
            "run", "reference_or_none", "speed_rows", "comparison_rows", "comparison_table",
            "describe", "grade_per_channel", "reference_per_channel", "main"]
@@ -129,13 +129,6 @@ def weight_only_matmul_bytes(m: int, n: int, k: int, *, weight_bits: float,
 
 # --- error and quality -------------------------------------------------------------------------
 
-def bits_per_byte(model, tokens, max_windows: int | None) -> float:
-    """Validation cross-entropy in bits per byte (:func:`helpers.nn.tinylm.bits_per_byte`)."""
-    from helpers.nn import tinylm
-
-    return tinylm.bits_per_byte(model, tokens, max_windows=max_windows)
-
-
 def layer_errors(model, quantized) -> list[dict]:
     """Per quantized layer: measured RMS and largest weight error against the model's
     :math:`\\sqrt{\\overline{s^2}/12}` and :math:`\\max s/2` (each weight's own scale)."""
@@ -181,7 +174,7 @@ def measure_model(model, device: str) -> tuple[list[dict], dict, dict]:
     n_prompts, p_len, new = _gen_settings()
     starts = torch.linspace(0, len(val) - p_len - 1, n_prompts).long()
     prompts = torch.stack([val[s:s + p_len] for s in starts]).to(device)
-    base_bpb = bits_per_byte(model, val, windows)
+    base_bpb = tinylm.bits_per_byte(model, val, max_windows=windows)
     base_gen = _greedy(model, prompts, new)
     quality = {"val_windows": windows,
                "val_bytes_scored": 256 * (windows or (len(val) - 1) // 256),
@@ -199,7 +192,7 @@ def measure_model(model, device: str) -> tuple[list[dict], dict, dict]:
     for name in progress(SCHEMES, desc="schemes"):
         q = nq.quantize_model(model, name)
         errors += layer_errors(model, q)
-        bpb = bits_per_byte(q, val, windows)
+        bpb = tinylm.bits_per_byte(q, val, max_windows=windows)
         gen = _greedy(q, prompts, new)
         same = (gen == base_gen)
         first_diff = [int(row.logical_not().nonzero()[0]) if not bool(row.all()) else new
