@@ -17,13 +17,21 @@ import pytest
 
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
+HTML = Path(os.environ.get("BOOK_SITE_DIR") or ROOT / "_build" / "html")  # the built site
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-quic"]
 # Console messages of the JB1 stack that are not faults of the book (warnings only).
 KNOWN_NOISE = ("allowUnionTypes",)
+
+
+def unavailable(reason: str):
+    """Skip a browser test whose prerequisite is missing, except in CI (``CI=true``), where a
+    browser stage that ran no test must fail instead of passing."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true, so the browser tests must run, but {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -34,7 +42,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="session")
 def html_root() -> Path:
     if not (HTML / "index.html").exists():
-        pytest.skip("the book is not built: run tools/build-book first")
+        unavailable("the book is not built: run tools/build-book first")
     return HTML
 
 
@@ -51,8 +59,11 @@ def base_url(html_root):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's chromium (tools/setup --browser)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+        unavailable(f"no Chromium at {CHROMIUM}: install Debian's chromium (tools/setup --browser)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        unavailable("playwright is not installed (tools/setup installs it)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
