@@ -555,23 +555,39 @@ def test_interleaved_alternates_the_order_and_counts_rounds():
     assert all(t >= 0 for v in out.values() for t in v)
 
 
-def test_interleaved_spreads_a_drift_over_both_variants():
-    # A machine that slows down steadily: each call costs more than the last. Timed one after
-    # the other, the second variant would look slower; interleaved, the two medians agree.
-    from helpers.bench import interleaved
+class _DriftingClock:
+    """A fake ``time`` module whose clock only moves when the work runs, each call costing
+    ``step_s`` more than the one before: a machine that slows down steadily, exactly."""
+
+    def __init__(self, step_s: float = 1e-3):
+        self.now_s, self.cost_s, self.step_s = 0.0, 0.0, step_s
+
+    def perf_counter(self) -> float:
+        return self.now_s
+
+    def work(self) -> None:
+        self.cost_s += self.step_s
+        self.now_s += self.cost_s
+
+
+def test_interleaved_spreads_a_drift_over_both_variants(monkeypatch):
+    # Timed one after the other, the second of two identical variants would look slower on a
+    # drifting machine; interleaved (A B, B A, ...), the two medians agree exactly. A fake clock
+    # makes this exact and independent of how busy the machine is.
+    from helpers.bench import interleaved, timing
     from helpers.models.stats import percentile
 
-    cost = [0.0]
+    clock = _DriftingClock()
+    monkeypatch.setattr(timing, "time", clock)
+    out = interleaved({"a": clock.work, "b": clock.work}, rounds=8, warmup_rounds=0)
+    assert percentile(out["b"], 50) == pytest.approx(percentile(out["a"], 50), rel=1e-12)
 
-    def work():
-        cost[0] += 2e-4
-        t_end = time.perf_counter() + cost[0]
-        while time.perf_counter() < t_end:
-            pass
-
-    out = interleaved({"a": work, "b": work}, rounds=8, warmup_rounds=0)
-    ratio = percentile(out["b"], 50) / percentile(out["a"], 50)
-    assert 0.85 < ratio < 1.15
+    # The control: the same drift timed back to back makes the second variant look slower.
+    clock = _DriftingClock()
+    monkeypatch.setattr(timing, "time", clock)
+    first = interleaved({"a": clock.work}, rounds=8, warmup_rounds=0)["a"]
+    second = interleaved({"b": clock.work}, rounds=8, warmup_rounds=0)["b"]
+    assert percentile(second, 50) / percentile(first, 50) > 2
 
 
 @pytest.mark.parametrize("kwargs, match", [
