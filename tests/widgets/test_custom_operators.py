@@ -11,13 +11,6 @@ from helpers.models import gated_activation as ga  # noqa: E402
 from helpers.widgets import custom_operators as w  # noqa: E402
 
 
-
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    plt.close("all")
-
-
 def test_times_follow_the_pass_counts():
     t = w.gate_times_s(1000, 2.0, 1e9)
     assert t[(False, "forward")] == pytest.approx(5 * 2000 / 1e9)

@@ -11,12 +11,6 @@ from helpers.models import gemm as gm  # noqa: E402
 from helpers.widgets import gemm as gw  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    plt.close("all")
-
-
 def test_explorer_builds_redraws_and_starts_at_the_page_values():
     box = gw.tiling_explorer()
     m, n, k, tile, stages = list(box.children[1].children)
@@ -32,6 +26,7 @@ def test_title_carries_the_wave_model():
     tiles = gm.tile_count(4224, 4096, 128, 256)
     assert f"{tiles} tiles, {gm.waves(tiles, 132)} waves" in title
     assert "does NOT fit" in title  # five stages of 128x256x64 bf16 exceed 227 KiB
+    plt.close(fig)
 
 
 def test_unknown_tile_is_refused():

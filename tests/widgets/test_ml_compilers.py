@@ -11,13 +11,6 @@ from helpers.models import compilation as cm  # noqa: E402
 from helpers.widgets import ml_compilers as w  # noqa: E402
 
 
-
-@pytest.fixture(autouse=True)
-def _no_leaked_figures():
-    yield
-    plt.close("all")
-
-
 def test_title_states_the_models_break_even():
     fig = w.draw_break_even(10.0, 10.0, 2.0)
     n = cm.break_even_calls(10.0, 10e-3, 5e-3)
@@ -28,11 +21,13 @@ def test_title_states_the_models_break_even():
     _, yc = compiled.get_data()
     assert ye[0] < yc[0] and ye[-1] > yc[-1]
     assert x[-1] == pytest.approx(3 * n)
+    plt.close(fig)
 
 
 def test_no_speedup_never_pays_and_explorer_builds():
     fig = w.draw_break_even(10.0, 10.0, 0.8)
     assert "never pays" in fig.axes[0].get_title()
+    plt.close(fig)
     box = w.break_even_explorer()
     sliders = list(box.children[1].children)
     assert len(sliders) == 3
