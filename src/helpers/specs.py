@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from helpers.units import MHz, KiB, Ki, MiB, T
+
 __all__ = [
     "LinkSpec", "GPUSpec", "PCIE_GEN4_X16", "PCIE_GEN5_X16", "NVLINK3_A100",
     "NVLINK4_H100", "NVLINK5_B200", "A100_SXM_80GB", "H100_SXM", "H200_SXM", "B200_HGX",
@@ -167,10 +169,6 @@ class GPUSpec:
         return self.peak_flop_per_s(precision) / self.hbm_bytes_per_s
 
 
-_T = 1e12
-_KiB = 2.0**10
-_MiB = 2.0**20
-_MHz = 1e6
 
 # --- Architecture (whitepapers) -----------------------------------------------------------
 # NVIDIA's whitepapers print on-chip capacities in binary units ("256 KB" of registers is
@@ -182,19 +180,19 @@ _SMEM_BANKS = ("Shared memory: 32 banks of 32 bits each per clock, CUDA C++ Prog
 
 _AMPERE_SM = dict(
     compute_capability=(8, 0),
-    boost_clock_hz=1410 * _MHz,
-    tensor_boost_clock_hz=1410 * _MHz,
+    boost_clock_hz=1410 * MHz,
+    tensor_boost_clock_hz=1410 * MHz,
     warp_schedulers_per_sm=4,
     fp32_lanes_per_sm=64,
     fp64_lanes_per_sm=32,
     tensor_cores_per_sm=4,
     tensor_fma_per_clock_per_sm={"fp64_tensor": 64, "tf32": 512, "bf16": 1024, "fp16": 1024,
                                  "int8": 2048},
-    register_file_bytes_per_sm=256 * _KiB,
-    l1_smem_bytes_per_sm=192 * _KiB,
-    max_smem_bytes_per_sm=164 * _KiB,
+    register_file_bytes_per_sm=256 * KiB,
+    l1_smem_bytes_per_sm=192 * KiB,
+    max_smem_bytes_per_sm=164 * KiB,
     smem_bytes_per_clock_per_sm=32 * 4,
-    l2_bytes=40 * _MiB,
+    l2_bytes=40 * MiB,
     hbm_bus_width_bits=5120,
     arch_source=("NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): Table 3 "
                  "(comparison of data center GPUs: SMs, FP32/FP64 cores and Tensor Cores per SM, "
@@ -206,19 +204,19 @@ _AMPERE_SM = dict(
 
 _HOPPER_SXM = dict(
     compute_capability=(9, 0),
-    boost_clock_hz=1980 * _MHz,
-    tensor_boost_clock_hz=1830 * _MHz,
+    boost_clock_hz=1980 * MHz,
+    tensor_boost_clock_hz=1830 * MHz,
     warp_schedulers_per_sm=4,
     fp32_lanes_per_sm=128,
     fp64_lanes_per_sm=64,
     tensor_cores_per_sm=4,
     tensor_fma_per_clock_per_sm={"fp64_tensor": 128, "tf32": 1024, "bf16": 2048, "fp16": 2048,
                                  "fp8": 4096, "int8": 4096},
-    register_file_bytes_per_sm=256 * _KiB,
-    l1_smem_bytes_per_sm=256 * _KiB,
-    max_smem_bytes_per_sm=228 * _KiB,
+    register_file_bytes_per_sm=256 * KiB,
+    l1_smem_bytes_per_sm=256 * KiB,
+    max_smem_bytes_per_sm=228 * KiB,
     smem_bytes_per_clock_per_sm=32 * 4,
-    l2_bytes=50 * _MiB,
+    l2_bytes=50 * MiB,
     arch_source=("NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): Table 3 "
                  "(comparison of A100 and H100: 132 SMs, 128 FP32 and 64 FP64 cores and 4 Tensor "
                  "Cores per SM, boost clock 1830 MHz for FP8/FP16/BF16/TF32 Tensor Core work and "
@@ -272,9 +270,9 @@ A100_SXM_80GB = GPUSpec(
     form_factor="SXM4",
     hbm_bytes=80e9,
     hbm_bytes_per_s=2039e9,
-    dense_flop_per_s={"fp64": 9.7 * _T, "fp64_tensor": 19.5 * _T, "fp32": 19.5 * _T,
-                      "tf32": 156 * _T, "bf16": 312 * _T, "fp16": 312 * _T, "int8": 624 * _T},
-    sparse_flop_per_s={"tf32": 312 * _T, "bf16": 624 * _T, "fp16": 624 * _T, "int8": 1248 * _T},
+    dense_flop_per_s={"fp64": 9.7 * T, "fp64_tensor": 19.5 * T, "fp32": 19.5 * T,
+                      "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T, "int8": 624 * T},
+    sparse_flop_per_s={"tf32": 312 * T, "bf16": 624 * T, "fp16": 624 * T, "int8": 1248 * T},
     nvlink=NVLINK3_A100,
     pcie=PCIE_GEN4_X16,
     tdp_w=400,
@@ -295,11 +293,11 @@ H100_SXM = GPUSpec(
     form_factor="SXM5",
     hbm_bytes=80e9,
     hbm_bytes_per_s=3.35e12,
-    dense_flop_per_s={"fp64": 34 * _T, "fp64_tensor": 67 * _T, "fp32": 67 * _T,
-                      "tf32": 494.7 * _T, "bf16": 989.4 * _T, "fp16": 989.4 * _T,
-                      "fp8": 1978.9 * _T, "int8": 1978.9 * _T},
-    sparse_flop_per_s={"tf32": 989.4 * _T, "bf16": 1978.9 * _T, "fp16": 1978.9 * _T,
-                       "fp8": 3957.8 * _T, "int8": 3957.8 * _T},
+    dense_flop_per_s={"fp64": 34 * T, "fp64_tensor": 67 * T, "fp32": 67 * T,
+                      "tf32": 494.7 * T, "bf16": 989.4 * T, "fp16": 989.4 * T,
+                      "fp8": 1978.9 * T, "int8": 1978.9 * T},
+    sparse_flop_per_s={"tf32": 989.4 * T, "bf16": 1978.9 * T, "fp16": 1978.9 * T,
+                       "fp8": 3957.8 * T, "int8": 3957.8 * T},
     nvlink=NVLINK4_H100,
     pcie=PCIE_GEN5_X16,
     tdp_w=700,
@@ -342,11 +340,11 @@ B200_HGX = GPUSpec(
     form_factor="SXM6 (HGX B200 board, 1000 W)",
     hbm_bytes=180e9,
     hbm_bytes_per_s=8e12,
-    dense_flop_per_s={"fp64": 40 * _T, "fp64_tensor": 40 * _T, "fp32": 80 * _T,
-                      "tf32": 1100 * _T, "bf16": 2250 * _T, "fp16": 2250 * _T,
-                      "fp8": 4500 * _T, "int8": 4500 * _T, "fp4": 9000 * _T},
-    sparse_flop_per_s={"tf32": 2200 * _T, "bf16": 4500 * _T, "fp16": 4500 * _T,
-                       "fp8": 9000 * _T, "int8": 9000 * _T, "fp4": 18000 * _T},
+    dense_flop_per_s={"fp64": 40 * T, "fp64_tensor": 40 * T, "fp32": 80 * T,
+                      "tf32": 1100 * T, "bf16": 2250 * T, "fp16": 2250 * T,
+                      "fp8": 4500 * T, "int8": 4500 * T, "fp4": 9000 * T},
+    sparse_flop_per_s={"tf32": 2200 * T, "bf16": 4500 * T, "fp16": 4500 * T,
+                       "fp8": 9000 * T, "int8": 9000 * T, "fp4": 18000 * T},
     nvlink=NVLINK5_B200,
     pcie=PCIE_GEN5_X16,
     tdp_w=1000,
@@ -387,7 +385,6 @@ def gpu(key: str) -> GPUSpec:
 
 # --- Per-SM limits by compute capability (lesson "CUDA execution", sec-cuda-execution) -----
 
-_KiB = 1024
 _PG_TABLE = ("NVIDIA CUDA C++ Programming Guide (CUDA 13), 'Features and Technical "
              "Specifications', table 'Technical Specifications per Compute Capability', "
              "columns 8.0, 9.0 and 10.0 (KB = 1024 bytes)")
@@ -465,9 +462,9 @@ class SMLimits:
 SM70 = SMLimits(
     name="compute capability 7.0 (V100)", compute_capability="7.0",
     warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
-    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_blocks_per_sm=32, registers_per_sm=64 * Ki, max_registers_per_block=64 * Ki,
     max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
-    smem_per_sm_bytes=96 * _KiB, max_smem_per_block_bytes=96 * _KiB,
+    smem_per_sm_bytes=96 * Ki, max_smem_per_block_bytes=96 * Ki,
     smem_reserved_per_block_bytes=0, smem_alloc_unit_bytes=256,
     source="NVIDIA CUDA C++ Best Practices Guide, section 'Calculating Occupancy' (65,536 "
            "registers and 2,048 resident threads per SM on compute capability 7.0; registers "
@@ -483,10 +480,10 @@ SM70 = SMLimits(
 SM80 = SMLimits(
     name="compute capability 8.0 (A100)", compute_capability="8.0",
     warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
-    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_blocks_per_sm=32, registers_per_sm=64 * Ki, max_registers_per_block=64 * Ki,
     max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
-    smem_per_sm_bytes=164 * _KiB, max_smem_per_block_bytes=163 * _KiB,
-    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    smem_per_sm_bytes=164 * Ki, max_smem_per_block_bytes=163 * Ki,
+    smem_reserved_per_block_bytes=1 * Ki, smem_alloc_unit_bytes=128,
     source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Ampere GPU Architecture Tuning Guide "
            "('CUDA reserves 1 KB of shared memory per thread block')",
     retrieved="2026-11-30",
@@ -495,10 +492,10 @@ SM80 = SMLimits(
 SM90 = SMLimits(
     name="compute capability 9.0 (H100, H200)", compute_capability="9.0",
     warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
-    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_blocks_per_sm=32, registers_per_sm=64 * Ki, max_registers_per_block=64 * Ki,
     max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
-    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
-    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    smem_per_sm_bytes=228 * Ki, max_smem_per_block_bytes=227 * Ki,
+    smem_reserved_per_block_bytes=1 * Ki, smem_alloc_unit_bytes=128,
     source=_PG_TABLE + "; " + _OCC_H + "; NVIDIA Hopper Tuning Guide (228 KB per SM, 227 KB "
            "per block, 1 KB reserved per block)",
     retrieved="2026-11-30",
@@ -507,10 +504,10 @@ SM90 = SMLimits(
 SM100 = SMLimits(
     name="compute capability 10.0 (B200)", compute_capability="10.0",
     warp_size=32, max_threads_per_block=1024, max_threads_per_sm=2048, max_warps_per_sm=64,
-    max_blocks_per_sm=32, registers_per_sm=64 * _KiB, max_registers_per_block=64 * _KiB,
+    max_blocks_per_sm=32, registers_per_sm=64 * Ki, max_registers_per_block=64 * Ki,
     max_registers_per_thread=255, register_alloc_unit=256, register_sub_partitions=4,
-    smem_per_sm_bytes=228 * _KiB, max_smem_per_block_bytes=227 * _KiB,
-    smem_reserved_per_block_bytes=1 * _KiB, smem_alloc_unit_bytes=128,
+    smem_per_sm_bytes=228 * Ki, max_smem_per_block_bytes=227 * Ki,
+    smem_reserved_per_block_bytes=1 * Ki, smem_alloc_unit_bytes=128,
     source=_PG_TABLE + "; " + _OCC_H,
     retrieved="2026-11-30",
     note="The 1 KiB reservation is the table's per-SM minus per-block maximum, as on 8.0 and "

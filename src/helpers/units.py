@@ -21,10 +21,11 @@ import math
 __all__ = [
     "K", "M", "G", "T", "P",
     "KB", "MB", "GB", "TB", "PB",
-    "KiB", "MiB", "GiB", "TiB",
+    "KiB", "MiB", "GiB", "TiB", "Ki",
+    "kHz", "MHz", "GHz",
     "ns", "us", "ms", "s", "minute", "hour", "day",
     "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP",
-    "fmt_si", "fmt_bytes", "fmt_time", "fmt_rate", "fmt_count",
+    "fmt_si", "fmt_bytes", "fmt_time", "fmt_rate", "fmt_count", "shown",
 ]
 
 # Decimal (SI) multipliers, dimensionless.
@@ -46,6 +47,14 @@ KiB = 2.0**10
 MiB = 2.0**20
 GiB = 2.0**30
 TiB = 2.0**40
+# An exact integer binary multiplier, for counts and sizes that stay integers (65,536 registers
+# per SM is 64 * Ki; 227 KiB of shared memory per block is 227 * Ki bytes).
+Ki = 1024
+
+# Frequencies (Hz).
+kHz = 1e3
+MHz = 1e6
+GHz = 1e9
 
 # Seconds.
 ns = 1e-9
@@ -167,3 +176,34 @@ def fmt_count(n: float, *, digits: int = 3) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.{digits}g} {word}"
     return f"{n:.{digits}g}" if abs(n) < 1e3 else f"{n:,.0f}"
+
+
+def shown(value: float, spec: str) -> str:
+    """``value`` as the page shows it: ``format(value, spec)``, for glueing a machine-dependent number.
+
+    A float computed by a CPU kernel (a torch or BLAS reduction, anything timed) changes in its
+    last digits with the SIMD path the machine takes, so nbval must not compare it beyond the
+    digits the page prints. Glue ``shown(x, ".2f")`` and write ``{glue:text}`key``` with no
+    format spec: the page prints exactly the glued text, and nbval compares exactly what the
+    reader sees (CONTRIBUTING.md, "What nbval compares"). Deterministic values (pure-Python
+    models, counts, datasheet numbers) are glued as numbers and compared in full.
+
+    >>> shown(0.009663900238887635, ".2f"), shown(0.009652992902275948, ".2f")
+    ('0.01', '0.01')
+    >>> shown(1.6200334034822907, ".4f")
+    '1.6200'
+    >>> shown(0.123456, "+.1%")
+    '+12.3%'
+    >>> shown(3, "d")
+    '3'
+    """
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"value must be a real number, got {value!r}")
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"spec must be a non-empty format spec such as '.3g', got {spec!r}")
+    try:
+        return format(int(value) if isinstance(value, numbers.Integral) else float(value), spec)
+    except ValueError as e:
+        raise ValueError(f"spec {spec!r} cannot format {value!r}: {e}") from None
