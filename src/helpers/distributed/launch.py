@@ -8,8 +8,8 @@ callable from a notebook:
 2. start one process per rank with the *spawn* start method (a fresh interpreter: CUDA cannot
    be used in a forked child);
 3. in each: pin the GPU (``torch.cuda.set_device(rank)``) for NCCL, ``init_process_group``
-   over that store with a timeout, run ``fn(rank, world_size, *args)``, send its (picklable) return value to the
-   parent, destroy the group;
+   over that store with a timeout, run ``fn(rank, world_size, *args)``, send its (picklable)
+   return value to the parent, destroy the group;
 4. in the parent: wait for every rank, and if one raises, dies or does not finish in time,
    stop the others and raise :class:`WorkerError` naming that rank.
 
