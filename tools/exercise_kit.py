@@ -29,9 +29,11 @@ nbval numbers code cells), each reference's source hash and the book's commit.
 ``grade`` runs ``pytest --nbval`` on every notebook of a submission (a filled-in copy of a kit)
 and prints one line per exercise: PASS, or FAIL with the reason (the grader's ``FAIL ...``
 verdict line, or the exception a cell raised). It exits with 1 if any exercise or any other
-compared cell failed, so a CI job fails with it. With ``--kit``, only the submission's exercise
-cells are graded, inside the kit's own notebooks, so a student who edits a grading cell or its
-expected verdict changes nothing.
+compared cell failed, so a CI job fails with it, and with 1 and an ``error:`` line when there is
+nothing to grade (the folder is missing or empty, or holds none of the kit's notebooks). A
+kit notebook missing from the submission fails, unless it has no graded exercise. With
+``--kit``, only the submission's exercise cells are graded, inside the kit's own notebooks, so a
+student who edits a grading cell or its expected verdict changes nothing.
 """
 
 from __future__ import annotations
@@ -476,21 +478,38 @@ def merge_answers(kit_nb: dict, submitted: dict) -> dict:
     return nb
 
 
+def _has_graded_exercise(entry: dict) -> bool:
+    """Whether a manifest entry lists an exercise that is graded (an entry that lists no
+    exercises at all, as an older manifest might, is taken to be graded)."""
+    exercises = entry.get("exercises")
+    if exercises is None:
+        return True
+    return any(e.get("kind", "graded" if e.get("graded_by") else "ungraded") == "graded"
+               for e in exercises)
+
+
 def _submission_notebooks(sub: Path, kit: Path | None):
-    """``(notebooks to grade, missing)``: each notebook as ``(path, kit notebook or None)``;
-    ``missing`` are the manifest's notebooks that the submission lacks."""
+    """``(notebooks to grade, missing, skipped, expected)``: each notebook to grade as ``(path,
+    kit notebook or None)``; ``missing`` are the manifest's notebooks with a graded exercise
+    that the submission lacks (each fails), ``skipped`` those it lacks that have none (nothing
+    to fail), ``expected`` every notebook the manifest lists (empty without a manifest)."""
     base = kit if kit is not None else sub
     manifest = base / MANIFEST
     missing: list[str] = []
+    skipped: list[str] = []
+    expected: list[str] = []
     found: list[tuple[Path, dict | None]] = []
     if manifest.exists():
         for entry in json.loads(manifest.read_text())["notebooks"]:
+            expected.append(entry["path"])
             path = sub / entry["path"]
-            kit_nb = json.loads((kit / entry["path"]).read_text()) if kit is not None else None
             if path.exists():
+                kit_nb = json.loads((kit / entry["path"]).read_text()) if kit is not None else None
                 found.append((path, kit_nb))
-            else:
+            elif _has_graded_exercise(entry):
                 missing.append(entry["path"])
+            else:
+                skipped.append(entry["path"])
     else:
         if kit is not None:
             raise SystemExit(f"error: {manifest} not found; build the kit with this tool")
@@ -498,7 +517,29 @@ def _submission_notebooks(sub: Path, kit: Path | None):
             if ".ipynb_checkpoints" in path.parts or path.name.startswith(".graded-"):
                 continue
             found.append((path, None))
-    return found, missing
+    return found, missing, skipped, expected
+
+
+def _not_a_folder(sub: Path) -> str | None:
+    """Why ``sub`` is no submission folder (``None`` if it is one)."""
+    if not sub.exists():
+        return f"the submission folder {sub} does not exist"
+    if not sub.is_dir():
+        return f"the submission {sub} is not a folder"
+    return None
+
+
+def _nothing_found(sub: Path, found: list, expected: list[str]) -> str | None:
+    """Why there is nothing to grade in the folder ``sub`` (``None`` if there is something):
+    it holds none of the notebooks the manifest lists, or no notebook at all."""
+    if found:
+        return None
+    if expected:
+        names = ", ".join(expected[:5])
+        if len(expected) > 5:
+            names += f" and {len(expected) - 5} more"
+        return f"the submission folder {sub} holds none of the kit's notebooks ({names})"
+    return f"the submission folder {sub} holds no notebook (.ipynb) to grade"
 
 
 def grade(sub: Path, summary: Path | None = None, timeout_s: int = 1800,
@@ -507,15 +548,32 @@ def grade(sub: Path, summary: Path | None = None, timeout_s: int = 1800,
 
     With ``kit``, the folder the kit was built into, only the submission's exercise cells are
     taken; every other cell comes from the kit (see :func:`merge_answers`).
+
+    Returns 1 if anything failed, and also, with an ``error:`` line on stderr (and in
+    ``summary``), when there is nothing to grade: the folder is missing or empty, or holds none
+    of the notebooks the manifest lists. A listed notebook that the submission lacks fails,
+    unless it has no graded exercise (it is then reported, not counted).
     """
     sub = sub.resolve()
     kit = kit.resolve() if kit is not None else None
-    notebooks, missing = _submission_notebooks(sub, kit)
+    problem = _not_a_folder(sub)
+    if problem is None:
+        notebooks, missing, skipped, expected = _submission_notebooks(sub, kit)
+        problem = _nothing_found(sub, notebooks, expected)
+    if problem is not None:
+        text = f"Grading {sub}\nerror: {problem}; nothing was graded\n"
+        print(text, end="", file=sys.stderr)
+        if summary:
+            summary.parent.mkdir(parents=True, exist_ok=True)
+            summary.write_text(text)
+        return 1
     lines: list[str] = [f"Grading {sub}"]
     n_pass = n_fail = 0
     for path in missing:
         lines.append(f"[FAIL] {path} -- the notebook is missing from the submission")
         n_fail += 1
+    for path in skipped:
+        lines.append(f"[----] {path} -- not in the submission; not counted (no graded exercise)")
     for path, kit_nb in notebooks:
         rel = path.relative_to(sub)
         graded = submitted = json.loads(path.read_text())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -239,11 +240,101 @@ def test_a_stale_reference_stops_the_build(tmp_path):
     kit.build(tmp_path / "kit", [str(pages / "practice.md")])  # current again: builds
 
 
-def test_a_missing_notebook_fails_the_grade(tmp_path, capsys):
-    (tmp_path / "kit.json").write_text(json.dumps({"notebooks": [
-        {"path": "labs/absent.ipynb", "exercises": []}]}))
-    assert kit.grade(tmp_path) == 1
-    assert "[FAIL] labs/absent.ipynb -- the notebook is missing" in capsys.readouterr().out
+def _all_cells_pass(notebook, timeout_s=0):
+    """Stands in for nbval: every code cell of the notebook passed."""
+    nb = json.loads(Path(notebook).read_text())
+    return {i: None for i in range(sum(c["cell_type"] == "code" for c in nb["cells"]))}
+
+
+def _sample_with_extra_entries(tmp_path, extra: list[dict]) -> Path:
+    """A copy of the sample submission whose kit.json also lists ``extra`` notebooks (absent)."""
+    sub = tmp_path / "submission"
+    shutil.copytree(SAMPLE, sub)
+    manifest = json.loads((sub / "kit.json").read_text())
+    manifest["notebooks"] += extra
+    (sub / "kit.json").write_text(json.dumps(manifest))
+    return sub
+
+
+GRADED = {"path": "labs/absent.ipynb",
+          "exercises": [{"name": "t", "cell": 3, "graded_by": [4], "kind": "graded"}]}
+UNGRADED = [
+    {"path": "labs/ungraded.ipynb",
+     "exercises": [{"name": "u", "cell": 1, "graded_by": [], "kind": "ungraded"},
+                   {"name": "p", "cell": 2, "graded_by": [], "kind": "predict-then-run"}]},
+    {"path": "labs/no-exercise.ipynb", "exercises": []},
+]
+
+
+def test_a_missing_notebook_fails_the_grade(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(kit, "run_nbval", _all_cells_pass)
+    sub = _sample_with_extra_entries(tmp_path, [GRADED] + UNGRADED)
+    assert kit.grade(sub) == 1
+    out = capsys.readouterr().out
+    assert "[FAIL] labs/absent.ipynb -- the notebook is missing" in out
+    assert "2 passed, 1 failed" in out  # the sample's two exercises, and the absent notebook
+
+
+def test_a_missing_notebook_without_a_graded_exercise_is_not_counted(tmp_path, capsys,
+                                                                     monkeypatch):
+    monkeypatch.setattr(kit, "run_nbval", _all_cells_pass)
+    sub = _sample_with_extra_entries(tmp_path, UNGRADED)
+    assert kit.grade(sub) == 0
+    out = capsys.readouterr().out
+    for path in ("labs/ungraded.ipynb", "labs/no-exercise.ipynb"):
+        assert f"[----] {path} -- not in the submission; not counted (no graded exercise)" in out
+    assert "[FAIL]" not in out and "2 passed, 0 failed" in out
+
+
+def _no_nbval(notebook, timeout_s=0):
+    raise AssertionError(f"nothing should be graded, but nbval ran on {notebook}")
+
+
+def test_a_missing_submission_folder_exits_non_zero_with_a_message(tmp_path):
+    absent = tmp_path / "no-such-submission"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "exercise_kit.py"), "grade",
+                           str(absent), "--summary", str(tmp_path / "summary.txt")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1
+    want = f"error: the submission folder {absent} does not exist; nothing was graded"
+    assert want in proc.stderr
+    assert want in (tmp_path / "summary.txt").read_text()  # what a CI job shows per student
+
+
+def test_a_file_as_submission_fails(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(kit, "run_nbval", _no_nbval)
+    (tmp_path / "practice.ipynb").write_text("{}")
+    assert kit.grade(tmp_path / "practice.ipynb") == 1
+    assert "is not a folder; nothing was graded" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("with_kit", [False, True])
+def test_an_empty_submission_folder_fails(tmp_path, capsys, monkeypatch, with_kit):
+    monkeypatch.setattr(kit, "run_nbval", _no_nbval)
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / ".ipynb_checkpoints").mkdir()  # editor debris is no submission
+    (sub / ".ipynb_checkpoints" / "practice-checkpoint.ipynb").write_text("{}")
+    if with_kit:
+        kit.build(tmp_path / "kit", [str(FIXTURE)])
+        capsys.readouterr()
+    assert kit.grade(sub, kit=tmp_path / "kit" if with_kit else None) == 1
+    captured = capsys.readouterr()
+    why = ("holds none of the kit's notebooks (practice.ipynb)" if with_kit
+           else "holds no notebook (.ipynb) to grade")
+    assert f"error: the submission folder {sub} {why}; nothing was graded" in captured.err
+    assert "passed" not in captured.out
+
+
+def test_a_submission_with_none_of_the_kits_notebooks_fails(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(kit, "run_nbval", _no_nbval)
+    kit.build(tmp_path / "kit", [str(FIXTURE)])
+    sub = tmp_path / "submission"
+    sub.mkdir()
+    (sub / "homework.ipynb").write_text((SAMPLE / "practice.ipynb").read_text())  # misnamed
+    capsys.readouterr()
+    assert kit.grade(sub, kit=tmp_path / "kit") == 1
+    assert "holds none of the kit's notebooks (practice.ipynb)" in capsys.readouterr().err
 
 
 def test_the_reason_is_the_verdict_or_the_exception():

@@ -5,6 +5,6 @@
 in each and returns what every rank returned. Taught in {ref}`sec-collectives`.
 """
 
-from .launch import WorkerError, WorkerTimeout, free_port, spawn
+from .launch import WorkerError, WorkerTimeout, free_port, loopback_store, spawn
 
-__all__ = ["spawn", "free_port", "WorkerError", "WorkerTimeout"]
+__all__ = ["spawn", "free_port", "loopback_store", "WorkerError", "WorkerTimeout"]

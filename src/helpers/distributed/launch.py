@@ -3,12 +3,13 @@
 What ``torchrun`` does for a job on one machine, cut down to what a page or a lab needs, and
 callable from a notebook:
 
-1. pick a free TCP port on localhost for the rendezvous (``MASTER_ADDR``/``MASTER_PORT``);
+1. pick a free TCP port on localhost for the rendezvous store, which listens on the loopback
+   address only (:func:`loopback_store`; torch's own ``env://`` store listens on every address);
 2. start one process per rank with the *spawn* start method (a fresh interpreter: CUDA cannot
    be used in a forked child);
 3. in each: pin the GPU (``torch.cuda.set_device(rank)``) for NCCL, ``init_process_group``
-   with a timeout, run ``fn(rank, world_size, *args)``, send its (picklable) return value to the
-   parent, destroy the group;
+   over that store with a timeout, run ``fn(rank, world_size, *args)``, send its (picklable)
+   return value to the parent, destroy the group;
 4. in the parent: wait for every rank, and if one raises, dies or does not finish in time,
    stop the others and raise :class:`WorkerError` naming that rank.
 
@@ -26,9 +27,13 @@ import time
 import traceback
 from datetime import timedelta
 
-__all__ = ["spawn", "free_port", "WorkerError", "WorkerTimeout", "BACKENDS"]
+__all__ = ["spawn", "free_port", "loopback_store", "WorkerError", "WorkerTimeout", "BACKENDS",
+           "STORE_HOST"]
 
 BACKENDS = ("gloo", "nccl")
+
+#: The one address the rendezvous store listens on: the job never leaves this machine.
+STORE_HOST = "127.0.0.1"
 
 
 class WorkerError(RuntimeError):
@@ -52,8 +57,36 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def loopback_store(rank: int, world_size: int, port: int, timeout_s: float = 300.0):
+    """The job's ``torch.distributed.TCPStore``, its server listening on ``127.0.0.1`` only.
+
+    Rank 0 hosts the server, the other ranks connect to it. ``TCPStore(host_name, ...,
+    is_master=True)`` binds its server to *every* address (``::``) whatever ``host_name`` says,
+    and so does the ``env://`` rendezvous with ``MASTER_ADDR=127.0.0.1`` (torch 2.13), which
+    lets any host that can reach this one join or poison the job's store. So rank 0 binds the
+    listening socket itself, to :data:`STORE_HOST` and ``port``, and hands it over with the
+    documented ``master_listen_fd`` (the store takes the descriptor and closes it).
+
+    Pass the result as ``init_process_group(..., store=...)``.
+    """
+    import torch.distributed as dist
+
+    timeout = timedelta(seconds=float(timeout_s))
+    if rank != 0:
+        return dist.TCPStore(STORE_HOST, port, world_size, False, timeout)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((STORE_HOST, port))
+    except OSError:
+        sock.close()
+        raise
+    return dist.TCPStore(STORE_HOST, port, world_size, True, timeout,
+                         master_listen_fd=sock.detach())
+
+
 def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_s, threads):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+    os.environ.update(MASTER_ADDR=STORE_HOST, MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))
     import torch
     import torch.distributed as dist
@@ -65,7 +98,8 @@ def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_
         if backend == "nccl":
             torch.cuda.set_device(rank)
             extra["device_id"] = torch.device("cuda", rank)  # binds the group to this GPU
-        dist.init_process_group(backend, rank=rank, world_size=world_size,
+        store = loopback_store(rank, world_size, port, timeout_s)
+        dist.init_process_group(backend, store=store, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=timeout_s), **extra)
         out = fn(rank, world_size, *args, **kwargs)
         results.put((rank, "ok", out))

@@ -40,13 +40,17 @@ import torch
 import torch.nn.functional as F
 
 from ..models import kv_paging
-from ..models._checks import positive_int
+from ..models._checks import positive, positive_int
 from ..nn.decoder import Decoder, apply_rope
 from .paged import BlockAllocator, BlockTable, KVPool, grow_or_preempt, plan_step
 
-__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "serve"]
+__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve"]
 
 SCHEDULERS = ("static", "continuous")
+
+#: Dtypes the KV pool may have: floating types that hold a key or value as it is (rounded).
+#: An integer pool would truncate them (quantized KV needs scales, which this engine has not).
+KV_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
 class PagedModel:
@@ -165,6 +169,40 @@ def _clear_output(s: Sequence) -> None:
     s.output, s.token_times_s = [], []
 
 
+def _request_field(rid, check, name: str, value, **kw):
+    """``check(name, value, **kw)`` with the request's id in front of its error."""
+    try:
+        return check(name, value, **kw)
+    except ValueError as e:
+        raise ValueError(f"request {rid!r}: {e}") from None
+
+
+def _prompt_ids(rid, prompt, vocab_size: int) -> list[int]:
+    """The request's prompt as a non-empty list of int token ids in ``[0, vocab_size)``."""
+    try:
+        items = list(prompt)
+    except TypeError:
+        raise ValueError(f"request {rid!r}: prompt must be a sequence of token ids, "
+                         f"got {prompt!r}") from None
+    if not items:
+        raise ValueError(f"request {rid!r}: prompt is empty")
+    toks = []
+    for i, t in enumerate(items):
+        try:
+            v = int(t)
+            ok = not isinstance(t, bool) and bool(v == t)
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            ok = False
+        if not ok:
+            raise ValueError(f"request {rid!r}: prompt token {i} must be an integer token id, "
+                             f"got {t!r}")
+        if not 0 <= v < vocab_size:
+            raise ValueError(f"request {rid!r}: prompt token {i} is {v}, outside the "
+                             f"vocabulary [0, {vocab_size})")
+        toks.append(v)
+    return toks
+
+
 class Engine:
     """A paged-KV serving engine over one model (see the module docstring).
 
@@ -194,6 +232,9 @@ class Engine:
         self.token_budget = positive_int("token_budget", token_budget)
         self.prefix_caching = bool(prefix_caching)
         self.kv_dtype = kv_dtype or model.embed.weight.dtype
+        if self.kv_dtype not in KV_DTYPES:
+            raise ValueError(f"kv_dtype must be a floating dtype, one of "
+                             f"{', '.join(map(str, KV_DTYPES))}, got {self.kv_dtype!r}")
         self.pool = KVPool(self.cfg, num_blocks=num_blocks, block_size=block_size,
                            dtype=self.kv_dtype, device=self.device)
 
@@ -310,34 +351,63 @@ class Engine:
                 alloc.release(s.table)
                 self.finished.append(s)
 
+    # -- request validation ---------------------------------------------------------------------
+    def _admit_checked(self, requests, prompts, time_scale: float) -> list[Sequence]:
+        """Every request checked before anything runs, as a :class:`Sequence`; a bad one raises
+        ``ValueError`` naming the request and the field (``request 3: prompt is empty``)."""
+        seqs, seen = [], set()
+        vocab, max_len = self.cfg.vocab_size, self.cfg.max_seq_len
+        for r, p in zip(requests, prompts):
+            rid = r.id
+            try:
+                dup = rid in seen
+            except TypeError:
+                raise ValueError(f"request {rid!r}: id must be hashable") from None
+            if dup:
+                raise ValueError(f"request {rid!r}: duplicate request id")
+            seen.add(rid)
+            toks = _prompt_ids(rid, p, vocab)
+            out_len = _request_field(rid, positive_int, "output_len", r.output_len)
+            arrival = _request_field(rid, positive, "arrival_s", r.arrival_s, allow_zero=True)
+            scaled = _request_field(rid, positive, "arrival_s * time_scale", arrival * time_scale,
+                                    allow_zero=True)
+            if len(toks) + out_len > max_len:
+                raise ValueError(f"request {rid!r}: {len(toks)} + {out_len} tokens exceed "
+                                 f"the model's max_seq_len {max_len}")
+            need = kv_paging.blocks_needed(len(toks) + out_len, self.block_size)
+            if need > self.num_blocks:
+                raise ValueError(f"request {rid!r}: needs {need} KV blocks; the pool has "
+                                 f"{self.num_blocks}")
+            seqs.append(Sequence(rid, scaled, toks, out_len, r.prefix_id))
+        try:
+            sorted(seen)
+        except TypeError:
+            raise ValueError(f"request ids must be comparable with each other (the trace is "
+                             f"returned sorted by id), got {sorted(map(repr, seen))}") from None
+        return seqs
+
     # -- a whole trace --------------------------------------------------------------------------
     def serve(self, requests, prompts, scheduler: str = "continuous", *, time_scale: float = 1.0
               ) -> dict:
         """Serve ``requests`` (:class:`helpers.sim.workload.Request`, arrival order) whose
         prompts are ``prompts`` (token-id sequences) in real time; return the trace.
 
-        ``time_scale`` multiplies the arrival times. Returns ``{"requests": [{id, arrival_s,
-        token_times_s, output, admitted_s, preemptions, shared_tokens}], "steps": [...],
-        "peak_blocks": int, "scheduler": ...}`` with times in seconds since the start.
+        ``time_scale`` (finite, >= 0) multiplies the arrival times. Every request is checked
+        before anything runs (as vLLM checks its inputs): a non-empty prompt of integer token
+        ids in ``[0, vocab_size)``, an integer ``output_len >= 1``, a finite ``arrival_s >= 0``,
+        an id no other request has, and prompt plus output within ``max_seq_len`` and the pool;
+        a bad request raises ``ValueError`` naming it and the field.
+
+        Returns ``{"requests": [{id, arrival_s, token_times_s, output, admitted_s, preemptions,
+        shared_tokens}], "steps": [...], "peak_blocks": int, "scheduler": ...}`` with times in
+        seconds since the start.
         """
         if scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler must be one of {SCHEDULERS}, got {scheduler!r}")
         if len(requests) != len(prompts):
             raise ValueError(f"{len(requests)} requests but {len(prompts)} prompts")
-        seqs = []
-        for r, p in zip(requests, prompts):
-            toks = [int(t) for t in p]
-            if len(toks) < 1:
-                raise ValueError(f"request {r.id} has an empty prompt")
-            if len(toks) + r.output_len > self.cfg.max_seq_len:
-                raise ValueError(f"request {r.id}: {len(toks)} + {r.output_len} tokens exceed "
-                                 f"the model's max_seq_len {self.cfg.max_seq_len}")
-            need = kv_paging.blocks_needed(len(toks) + r.output_len, self.block_size)
-            if need > self.num_blocks:
-                raise ValueError(f"request {r.id} needs {need} KV blocks; the pool has "
-                                 f"{self.num_blocks}")
-            seqs.append(Sequence(r.id, float(r.arrival_s) * time_scale, toks, int(r.output_len),
-                                 r.prefix_id))
+        time_scale = positive("time_scale", time_scale, allow_zero=True)
+        seqs = self._admit_checked(requests, prompts, time_scale)
         seqs.sort(key=lambda s: s.arrival_s)
         alloc = BlockAllocator(self.num_blocks, self.block_size,
                                prefix_caching=self.prefix_caching and scheduler == "continuous")
