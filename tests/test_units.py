@@ -64,3 +64,27 @@ def test_formatting_rejects_non_finite(bad):
 def test_fmt_si_rejects_zero_digits():
     with pytest.raises(ValueError, match="digits"):
         units.fmt_si(1.0, "B", digits=0)
+
+
+def test_shown_is_the_text_the_page_prints_and_hides_the_last_digits():
+    import numpy as np
+
+    from helpers.units import shown
+
+    # The two CPUs of issue 15: the same bits-per-byte change, different in the 3rd digit.
+    assert shown(0.009663900238887635, ".2f") == shown(0.009652992902275948, ".2f") == "0.01"
+    assert shown(np.float64(1.6200334034822907), ".4f") == shown(1.62003323149964, ".4f")
+    assert shown(np.int64(2048), "d") == "2048" and shown(2048, ",d") == "2,048"
+    for x, spec in [(3.14159, ".3g"), (0.5, ".0%"), (-1e-9, "+.2e"), (1234.5, ",.1f")]:
+        assert shown(x, spec) == format(x, spec)
+
+
+@pytest.mark.parametrize("value, spec, match", [
+    ("1.5", ".2f", "value"), (True, ".2f", "value"), (None, ".2f", "value"),
+    (1.5, "", "spec"), (1.5, 3, "spec"), (1.5, "d", "cannot format"),
+])
+def test_shown_rejects_bad_input(value, spec, match):
+    from helpers.units import shown
+
+    with pytest.raises(ValueError, match=match):
+        shown(value, spec)

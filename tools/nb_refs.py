@@ -11,10 +11,16 @@ page cannot be compared against old outputs.
     python tools/nb_refs.py update [PAGE.md ...]   # execute pages, write their .ipynb
     python tools/nb_refs.py check  [PAGE.md ...]   # fail if a reference is missing or stale
     python tools/nb_refs.py list                   # print the reference notebooks' paths
+    python tools/nb_refs.py compare [--jobs N] [PAGE.md ...]
+                                # nbval: run the pages on another SIMD path, compare outputs
 
 Authors edit only the ``.md``; they run ``update`` and commit both files, reviewing the
 ``.ipynb`` diff like a golden file. PNG images are dropped from references (nbval never
 compares them), which keeps the files small.
+
+``compare`` is the nbval stage of ``tools/test``: it runs ``pytest --nbval`` over the reference
+notebooks with ``helpers.book.OTHER_SIMD_ENV`` set, so the pages run on other kernels than the
+ones that made their references (CONTRIBUTING.md, "What nbval compares").
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import jupytext  # noqa: E402
 import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from helpers.book import notebook_pages  # noqa: E402
+from helpers.book import OTHER_SIMD_ENV, notebook_pages  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SIGNATURE_KEY = "book_source_sha256"
@@ -92,17 +98,34 @@ def check(md: pathlib.Path) -> str | None:
     return None
 
 
+def compare(pages: list[pathlib.Path], jobs: int) -> int:
+    """nbval over the pages' reference notebooks, run on another SIMD path; pytest's status."""
+    import subprocess
+
+    env = {**os.environ, **OTHER_SIMD_ENV}
+    print("==> comparing on another SIMD path than the references': "
+          + " ".join(f"{k}={v!r}" for k, v in OTHER_SIMD_ENV.items()), flush=True)
+    refs = [str(md.with_suffix(".ipynb").relative_to(ROOT)) for md in pages]
+    cmd = [sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-current-env",
+           "--nbval-sanitize-with", "tests/nbval_sanitize.cfg"]
+    if jobs > 1:
+        cmd += ["-n", str(jobs), "--dist", "loadfile"]
+    return subprocess.call(cmd + refs, cwd=ROOT, env=env)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cmd", choices=["update", "check", "list"])
+    ap.add_argument("cmd", choices=["update", "check", "list", "compare"])
     ap.add_argument("files", nargs="*")
     ap.add_argument("--timeout", type=int, default=600, help="per-cell timeout, seconds")
-    ap.add_argument("--jobs", type=int, default=1, help="pages executed at once (update)")
+    ap.add_argument("--jobs", type=int, default=1, help="pages executed at once (update, compare)")
     args = ap.parse_intermixed_args()
     pages = sources(args.files)
     if args.cmd == "list":
         print("\n".join(str(md.with_suffix(".ipynb").relative_to(ROOT)) for md in pages))
         return 0
+    if args.cmd == "compare":
+        return compare(pages, args.jobs)
     if args.cmd == "update":
         failures = 0
         with cf.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:

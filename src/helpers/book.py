@@ -8,7 +8,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["toc_entries", "page_sources", "notebook_pages", "is_notebook"]
+__all__ = ["toc_entries", "page_sources", "notebook_pages", "is_notebook", "OTHER_SIMD_ENV"]
+
+#: The environment in which ``tools/nb_refs.py compare`` (the nbval stage of ``tools/test``) runs
+#: the pages: another SIMD path than the machine's default, on which the references are made.
+#: A CPU float that a page compares beyond the digits it reproduces to then fails on every
+#: machine, the one that made the reference included (CONTRIBUTING.md, "What nbval compares"):
+#: ATen's AVX2 kernels (not its scalar ones, on which Inductor's C++ code does not compile in
+#: torch 2.13), MKL and oneDNN held to SSE4, numpy's AVX2 and AVX-512 loops off.
+OTHER_SIMD_ENV = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+}
 
 
 def toc_entries(root: str | Path) -> list[str]:
