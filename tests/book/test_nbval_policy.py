@@ -47,6 +47,16 @@ def test_the_other_simd_path_takes_other_kernels_than_the_default():
     assert (other["aten"], other["numpy"]) != (default["aten"], default["numpy"])
 
 
+def test_the_other_simd_path_keeps_its_own_inductor_cache():
+    # A kernel cached by one SIMD path and loaded by the other computes garbage (torch 2.13).
+    cache = OTHER_SIMD_ENV["TORCHINDUCTOR_CACHE_DIR"]
+    assert Path(cache).is_absolute()
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") != cache
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    assert Path(default_cache_dir()) != Path(cache)
+
+
 def test_the_nbval_stage_compares_on_the_other_simd_path(monkeypatch):
     import importlib.util
 
