@@ -302,7 +302,6 @@ class CheckpointStore:
         self.keep = keep
         self.corrupt: list[str] = []
         self.recovered: str | None = None
-        self._good: dict[str, tuple] = {}  # file -> (sha256, size, mtime_ns, inode) seen intact
 
     def _mark_corrupt(self, name: str) -> None:
         if name not in self.corrupt:
@@ -351,24 +350,6 @@ class CheckpointStore:
                 out[int(m.group(1))] = p
         return out
 
-    def _remember(self, name: str, sha: str) -> None:
-        try:
-            st = os.stat(self.dir / name)
-        except OSError:
-            return
-        self._good[name] = (sha, st.st_size, st.st_mtime_ns, st.st_ino)
-
-    def _known_good(self, entry: dict) -> bool:
-        """Whether ``entry``'s file is one this store wrote or verified and it is unchanged."""
-        seen = self._good.get(entry["file"])
-        if seen is None or seen[0] != entry["sha256"]:
-            return False
-        try:
-            st = os.stat(self.dir / entry["file"])
-        except OSError:
-            return False
-        return seen[1:] == (st.st_size, st.st_mtime_ns, st.st_ino)
-
     def _verify_file(self, step: int, entry: dict | None) -> tuple[dict, bytes] | None:
         """``(entry, payload)`` if the file of ``step`` verifies, by the manifest's entry or by
         its own header (whose step must be the one in its name), else None."""
@@ -379,12 +360,10 @@ class CheckpointStore:
             return None
         sha = sha256_bytes(data)
         if entry is not None and len(data) == entry["bytes"] and sha == entry["sha256"]:
-            self._remember(name, sha)
             return entry, _payload_of(data)
         got = unpack_checkpoint(data)
         if got is None or got[0] != step:
             return None
-        self._remember(name, sha)
         return {"step": step, "file": name, "bytes": len(data), "sha256": sha}, got[1]
 
     def _good_entries(self, entries: list[dict], scan: bool, below: int | None = None,
@@ -401,11 +380,7 @@ class CheckpointStore:
         for step in sorted(steps, reverse=True):
             if limit is not None and len(good) >= limit:
                 break
-            e = by_step.get(step)
-            if e is not None and self._known_good(e):
-                good.append(e)
-                continue
-            got = self._verify_file(step, e)
+            got = self._verify_file(step, by_step.get(step))
             if got is None:
                 self._mark_corrupt(self.path_for(step).name)
             else:
@@ -488,13 +463,22 @@ class CheckpointStore:
                                   ) from exc
             raise
         new = {"step": step, "file": path.name, "bytes": len(blob), "sha256": sha256_bytes(blob)}
-        self._remember(path.name, new["sha256"])
-        # the manifest is trusted to list what may be pruned only if it was read whole
+        # every other checkpoint is read and verified again: a file is pruned only if keep
+        # newer ones are good *now*, and only if the manifest (read whole) named it
         good = sorted(self._good_entries(entries, scan=(status != "ok"), skip=step,
                                          limit=None if status == "ok" else self.keep) + [new],
                       key=lambda e: e["step"])
         kept = good[-self.keep:]
-        self._write_manifest(kept)
+        try:
+            self._write_manifest(kept)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise OSError(errno.ENOSPC, f"disk full while writing {MANIFEST} after the "
+                                            f"checkpoint of step {step}: that checkpoint is "
+                                            f"committed (a restart finds it by its header), "
+                                            f"nothing was pruned and everything is intact"
+                              ) from exc
+            raise
         if status == "ok":  # superseded by keep newer good ones, identified by the manifest
             for e in good[:-self.keep]:
                 try:
