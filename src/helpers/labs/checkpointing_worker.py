@@ -9,7 +9,8 @@ checkpoint whose checksum verifies (:class:`helpers.checkpoint.CheckpointStore`;
 are checkpoints but none verifies it stops with
 :class:`~helpers.checkpoint.store.CheckpointError` rather than start again from step 0), so
 the run finishes, after any number of kills, with the same weights as a run never
-interrupted, bit for bit. The worker reports what it does on stdout, one line per event, flushed at once:
+interrupted, bit for bit. The worker reports what it does on stdout, one line per event,
+flushed at once:
 
 ``resumed <step> <corrupt> <debris>``
     started from ``step`` (0: from scratch); how many damaged checkpoints it skipped and how
