@@ -48,12 +48,14 @@ def test_a_corrupt_checkpoint_is_detected_and_the_previous_one_used(tmp_path):
     assert step == 1 and fresh.corrupt == [newest.name]
 
 
-def test_a_truncated_checkpoint_is_detected(tmp_path):
+def test_a_truncated_checkpoint_is_detected_and_the_store_refuses_to_start_over(tmp_path):
     s = CheckpointStore(tmp_path)
     s.save(7, {"w": torch.randn(1000)})
     f = tmp_path / s.entries()[-1]["file"]
     f.write_bytes(f.read_bytes()[:100])
-    assert s.load_latest() is None and s.corrupt == [f.name]
+    with pytest.raises(st.CheckpointError, match="refusing to start again from step 0"):
+        s.load_latest()  # not None: that would restart from step 0 in silence
+    assert s.corrupt == [f.name] and f.exists()  # reported, and kept for inspection
 
 
 def test_a_truncated_temp_file_is_ignored_and_swept(tmp_path):
@@ -67,10 +69,30 @@ def test_a_truncated_temp_file_is_ignored_and_swept(tmp_path):
     assert s.sweep() == [tmp] and s.temp_files() == []
 
 
-def test_an_unreadable_manifest_is_reported(tmp_path):
+def test_an_unreadable_manifest_without_checkpoints_is_reported_loudly(tmp_path):
     s = CheckpointStore(tmp_path)
     (tmp_path / st.MANIFEST).write_text("{not json")
-    assert s.load_latest() is None and st.MANIFEST in s.corrupt
+    with pytest.raises(st.CheckpointError, match="unreadable"):
+        s.load_latest()
+    assert st.MANIFEST in s.corrupt
+
+
+def test_an_empty_directory_or_only_temp_files_is_a_fresh_start(tmp_path):
+    s = CheckpointStore(tmp_path)
+    assert s.load_latest() is None
+    st.temp_path_for(s.path_for(1)).write_bytes(b"a first write, killed")
+    assert s.load_latest() is None and not s.corrupt and s.recovered is None
+
+
+def test_sweep_removes_only_the_stores_own_temp_files(tmp_path):
+    s = CheckpointStore(tmp_path)
+    s.save(1, {"w": torch.arange(5.0)})
+    mine = [st.temp_path_for(s.path_for(2)), st.temp_path_for(tmp_path / st.MANIFEST)]
+    others = [tmp_path / "notes.tmp-1", tmp_path / ".data.bin.tmp-7", tmp_path / "ckpt-x.pt"]
+    for p in mine + others:
+        p.write_bytes(b"x")
+    assert s.sweep() == sorted(mine)
+    assert all(p.exists() for p in others)
 
 
 def test_rng_state_round_trip_repeats_the_same_draws():
@@ -94,7 +116,48 @@ def test_state_digest_sees_a_single_bit():
 
 
 def test_bad_arguments_raise(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="keep"):
         CheckpointStore(tmp_path, keep=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="step"):
         CheckpointStore(tmp_path).save(-1, {})
+    with pytest.raises(ValueError, match="data must be bytes"):
+        CheckpointStore(tmp_path).save(1, {}, data="text")
+    with pytest.raises(ValueError, match="not a torch.save payload"):
+        CheckpointStore(tmp_path).save(1, {}, data=b"not a checkpoint")
+    with pytest.raises(ValueError, match="step"):
+        st.pack_checkpoint(-1, b"")
+    assert list(tmp_path.iterdir()) == []  # nothing was written
+
+
+def test_a_state_that_weights_only_would_refuse_is_refused_at_save(tmp_path):
+    import fractions
+
+    s = CheckpointStore(tmp_path)
+    with pytest.raises(ValueError, match="fractions.Fraction"):
+        s.save(1, {"lr": fractions.Fraction(1, 3)})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_loading_uses_weights_only_and_restores_numpys_generator(tmp_path, monkeypatch):
+    np.random.seed(3), torch.manual_seed(3), random.seed(3)
+    s = CheckpointStore(tmp_path)
+    s.save(1, {"w": torch.arange(3.0), "rng": st.capture_rng_state()})
+    want = (np.random.rand(4), torch.rand(2), random.random())
+    seen = []
+    real = torch.load
+    monkeypatch.setattr(torch, "load", lambda *a, **k: seen.append(k) or real(*a, **k))
+    step, state = CheckpointStore(tmp_path).load_latest()
+    assert step == 1 and seen and all(k.get("weights_only") is True for k in seen)
+    st.restore_rng_state(state["rng"])  # numpy's state: an ndarray inside a tuple
+    got = (np.random.rand(4), torch.rand(2), random.random())
+    assert np.array_equal(got[0], want[0]) and torch.equal(got[1], want[1]) and got[2] == want[2]
+
+
+def test_weights_only_refuses_a_pickled_object_even_if_its_checksum_is_right(tmp_path):
+    import fractions
+
+    payload = CheckpointStore.serialize({"x": fractions.Fraction(1, 3)})  # bypasses save
+    blob = st.pack_checkpoint(1, payload)
+    (tmp_path / "ckpt-000000001.pt").write_bytes(blob)
+    with pytest.raises(st.CheckpointError, match="weights_only"):
+        CheckpointStore(tmp_path).load_latest()

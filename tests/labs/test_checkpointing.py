@@ -5,6 +5,7 @@ import os
 import pytest
 
 from helpers.checkpoint import CheckpointStore
+from helpers.checkpoint import store as st
 from helpers.labs import checkpointing as lab
 from helpers.labs import checkpointing_worker as worker
 
@@ -22,14 +23,40 @@ def tiny(**over):
     return s
 
 
+def check_resumptions(k: dict, interval: int) -> None:
+    """Every start resumed from the newest checkpoint reported saved before it (or a later
+    checkpoint the killed life wrote before the signal landed), never from scratch once one
+    was saved; each kill cost at most one interval of recomputation."""
+    lives = k["lives"]
+    assert lives[0]["resumed_step"] == 0
+    saved = 0
+    for n, (prev, life) in enumerate(zip(lives, lives[1:]), start=1):
+        saved = max([saved, *prev["saved"]])
+        r = life["resumed_step"]
+        assert r >= saved, f"start {n} resumed from step {r}, but step {saved} was saved"
+        assert r % interval == 0 or r == k["steps"], f"start {n} resumed from step {r}"
+    assert sum(l["resumed_step"] > 0 for l in lives) >= 1  # the plan exercises a resumption
+    assert 0 <= k["steps_recomputed"] <= k["kills"] * interval, k["steps_recomputed"]
+
+
 def test_the_killed_run_ends_bit_identical_with_nothing_corrupt(cpu_result):
     k = cpu_result["measurements"]["kills"]
     assert k["kills"] == 3 and k["bit_identical"]
     assert k["digest_killed"] == k["digest_uninterrupted"]
+    # the same digest is reached by a store that never resumes (each start from step 0):
+    # the resumed steps and the steps recomputed tell the two apart
+    check_resumptions(k, cpu_result["settings"]["interval_steps"])
     assert k["corrupt_checkpoints_found"] == 0 and k["corrupt_skipped_on_resume"] == 0
     # every kill during a write left a partial temporary file, which the next start swept
     assert k["write_kills_leaving_partial_file"] == k["kills_during_write"]
     assert k["debris_swept"] >= k["kills_during_write"]
+
+
+def test_the_resumption_check_fails_a_store_that_never_resumes(cpu_result):
+    k = cpu_result["measurements"]["kills"]
+    never = {**k, "lives": [{**l, "resumed_step": 0} for l in k["lives"]]}
+    with pytest.raises(AssertionError, match="resumed from step 0"):
+        check_resumptions(never, cpu_result["settings"]["interval_steps"])
 
 
 def test_the_result_file_has_the_interval_runs_and_the_demo(cpu_result):
@@ -95,6 +122,42 @@ def test_grader_requires_fsync_and_keeping_the_old_file(tmp_path):
 
     assert "never called os.fsync" in str(lab.grade_atomic_save(no_fsync))
     assert "left no file" in str(lab.grade_atomic_save(remove_first))
+
+
+def _quiet(*words):
+    pass
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated", "not json", "entry without sha256"])
+def test_a_lost_manifest_resumes_from_the_checkpoints_and_warns(tmp_path, damage):
+    whole = worker.train(tmp_path / "a", 30, 7, emit=_quiet)
+    worker.train(tmp_path / "b", 12, 7, emit=_quiet)  # checkpoints of steps 7 and 12
+    m = tmp_path / "b" / st.MANIFEST
+    if damage == "deleted":
+        m.unlink()
+    elif damage == "truncated":
+        m.write_bytes(m.read_bytes()[:40])
+    elif damage == "not json":
+        m.write_text("{")
+    else:
+        m.write_text(m.read_text().replace('"sha256"', '"sha"'))
+    events = []
+    assert worker.train(tmp_path / "b", 30, 7, emit=lambda *w: events.append(w)) == whole
+    warning = [e for e in events if e[0] == "warning"]
+    assert len(warning) == 1 and st.MANIFEST in warning[0][1] and "step 12" in warning[0][1]
+    resumed = [e for e in events if e[0] == "resumed"]
+    assert resumed[0][1] == 12  # not 0: nothing is recomputed
+    assert [e[1] for e in events if e[0] == "step"][0] == 13
+
+
+def test_a_worker_whose_checkpoints_are_all_damaged_stops_instead_of_starting_over(tmp_path):
+    worker.train(tmp_path, 12, 7, emit=_quiet)
+    for p in tmp_path.glob("ckpt-*.pt"):
+        p.write_bytes(p.read_bytes()[:1000])
+    events = []
+    with pytest.raises(st.CheckpointError, match="refusing to start again from step 0"):
+        worker.train(tmp_path, 30, 7, emit=lambda *w: events.append(w))
+    assert not [e for e in events if e[0] in ("resumed", "step")]
 
 
 def test_worker_rejects_bad_arguments(tmp_path):

@@ -289,6 +289,8 @@ def _run_with_failures(directory: Path, steps: int, interval: int, mtbf_s: float
             if c >= next_fail:  # it struck during the write: the checkpoint never completed
                 store._write_manifest([e for e in store.entries()
                                        if e["step"] != trainer.step_no])
+                # nor its file (the store would find it by its header and resume from it)
+                store.path_for(trainer.step_no).unlink()
                 lost_save = True
                 during_checkpoint += 1
             else:

@@ -5,9 +5,12 @@ The lab's controller (:mod:`helpers.labs.checkpointing`) starts this module as a
     python -m helpers.labs.checkpointing_worker --dir DIR --steps N --interval K [--write-pause-s S]
 
 and kills it with SIGKILL at moments of its choosing. Each start resumes from the newest
-checkpoint whose checksum verifies (:class:`helpers.checkpoint.CheckpointStore`), so the run
-finishes, after any number of kills, with the same weights as a run never interrupted, bit for
-bit. The worker reports what it does on stdout, one line per event, flushed at once:
+checkpoint whose checksum verifies (:class:`helpers.checkpoint.CheckpointStore`; where there
+are checkpoints but none verifies it stops with
+:class:`~helpers.checkpoint.store.CheckpointError` rather than start again from step 0), so
+the run finishes, after any number of kills, with the same weights as a run never
+interrupted, bit for bit. The worker reports what it does on stdout, one line per event,
+flushed at once:
 
 ``resumed <step> <corrupt> <debris>``
     started from ``step`` (0: from scratch); how many damaged checkpoints it skipped and how
@@ -20,6 +23,10 @@ bit. The worker reports what it does on stdout, one line per event, flushed at o
     controller a window to kill it in the middle of the write;
 ``saved <s>``
     the checkpoint of step ``s`` is committed (renamed into place and in the manifest);
+``warning <text>``
+    the store had to rebuild its manifest from the checkpoints' own headers (the manifest was
+    missing, unreadable or damaged, or a kill struck between a checkpoint's rename and the
+    manifest's update); ``text`` says why and where the run resumes;
 ``done <digest>``
     finished; ``digest`` is :func:`helpers.checkpoint.state_digest` of the final weights.
 
@@ -148,6 +155,9 @@ def train(directory: str | Path, steps: int, interval: int, *, keep: int = 2,
     latest = store.load_latest()
     if latest is not None:
         trainer.load(latest[1])
+    if store.recovered is not None:
+        emit("warning", f"recovered from the checkpoint files ({store.recovered}); "
+                        f"resuming from step {trainer.step_no}")
     store.sweep()
     emit("resumed", trainer.step_no, len(store.corrupt), debris)
 
