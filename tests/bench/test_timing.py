@@ -41,38 +41,8 @@ needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA GPU; torch.cuda
 QUICK = dict(warmup_s=0.005, budget_s=0.03, env=False)
 
 
-class _StillClock:
-    """A fake ``time`` module whose clock stands still except while the work sleeps on it.
-
-    Patched into :mod:`helpers.bench.timing` (and :mod:`helpers.bench.toy_stream`, whose
-    worker thread is the only other sleeper), it makes every duration that :func:`bench` sees
-    exactly the one the work asked for, however busy the machine is. Integer nanoseconds, as
-    ``perf_counter_ns`` reports.
-    """
-
-    def __init__(self):
-        self.now_ns = 0
-        self._lock = threading.Lock()
-
-    def perf_counter_ns(self) -> int:
-        return self.now_ns
-
-    def perf_counter(self) -> float:
-        return self.now_ns * 1e-9
-
-    def sleep(self, seconds: float) -> None:
-        with self._lock:
-            self.now_ns += round(seconds * 1e9)
-
-
-@pytest.fixture
-def still_clock(monkeypatch):
-    clock = _StillClock()
-    monkeypatch.setattr(timing, "time", clock)
-    return clock
-
-
 def _exactly(value_s: float):
+    # the still clock's durations (tests/bench/conftest.py) are exact to the last few bits
     return pytest.approx(value_s, rel=1e-12, abs=0)
 
 
@@ -362,18 +332,8 @@ def fake_cuda(monkeypatch):
     fake.stream.close()
 
 
-@pytest.fixture
-def device_clock(monkeypatch, still_clock):
-    """The still clock, shared by bench's host timer and the toy stream's worker ("device"),
-    whose sleep kernels are then the only thing that moves it."""
-    from helpers.bench import toy_stream
-
-    monkeypatch.setattr(toy_stream, "time", still_clock)
-    return still_clock
-
-
 class TestCudaPathWithFake:
-    def test_events_time_the_device_work_not_the_launch(self, fake_cuda, device_clock):
+    def test_events_time_the_device_work_not_the_launch(self, fake_cuda, still_clock):
         kernel = sleep_kernel(0.003)
 
         def launch():
@@ -422,14 +382,14 @@ class TestCudaPathWithFake:
         assert set(fake_cuda.sync_devices) == {"cuda:1"}
         assert set(fake_cuda.stream_devices) == {"cuda:1"}
 
-    def test_number_batches_launches_between_one_pair_of_events(self, fake_cuda, device_clock):
+    def test_number_batches_launches_between_one_pair_of_events(self, fake_cuda, still_clock):
         r = bench(lambda: fake_cuda.stream.launch(sleep_kernel(0.001)), device="cuda",
                   number=5, warmup_s=0.0, budget_s=0.02, min_reps=6, max_reps=6, env=False)
         assert fake_cuda.events_made == 2 * (r.warmup_reps + 6)
         assert r.min_s == r.max_s == _exactly(0.001)  # 5 ms between the events, over 5 calls
 
     def test_flush_is_enqueued_before_the_start_event(self, fake_cuda, monkeypatch,
-                                                      device_clock):
+                                                      still_clock):
         class DeviceFlusher:
             calls = 0
 
