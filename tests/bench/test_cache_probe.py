@@ -32,9 +32,11 @@ def test_chase_cycle_rejects_tiny_sets():
 def test_kernel_agrees_with_numpy_and_small_sets_are_faster():
     small = cp.chase_latency(16 * 1024, steps=1 << 16, budget_s=0.05)
     big = cp.chase_latency(64 * 2**20, steps=1 << 15, budget_s=0.05)
-    # fastest repetitions: other programs on a shared machine only ever add time
+    # Fastest repetitions: other programs on a shared machine only ever add time, so the L1
+    # side's best needs one undisturbed repetition and load can only widen the gap. (The
+    # medians are not compared: under load they could be.)
     fast_small, fast_big = small.result.min_s / small.steps, big.result.min_s / big.steps
-    assert 0 < small.seconds_per_load < big.seconds_per_load
+    assert 0 < small.seconds_per_load and 0 < big.seconds_per_load
     assert fast_big / fast_small > 5  # memory is far slower than L1
 
 

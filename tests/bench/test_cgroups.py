@@ -105,7 +105,31 @@ def test_busy_cpus_tells_spinning_from_sleeping():
     import time
     spin = cgb.busy_cpus(lambda: sum(range(20_000)), min_s=0.1)
     sleep = cgb.busy_cpus(lambda: time.sleep(0.01), min_s=0.1)
-    # Loose bounds: on a shared machine one spinning thread may get well under a CPU.
+    # CPU time over wall time: load only lowers both (a process cannot use more than one CPU
+    # per thread, nor a sleeper much at all). The spinner's floor asks only for a tenth of a
+    # CPU, which a machine keeps unless some 20 runnable tasks share each core.
     assert sleep < 0.05 and 0.1 < spin < 1.5
     with pytest.raises(ValueError):
         cgb.busy_cpus(lambda: None, min_s=0)
+
+
+def test_busy_cpus_is_cpu_time_over_wall_time(monkeypatch):
+    # Exactly, on fake clocks: work burning 3 ms of CPU per 4 ms of wall time is 0.75 busy;
+    class Clocks:
+        cpu_s = wall_s = 0.0
+
+        def process_time(self):
+            return self.cpu_s
+
+        def perf_counter(self):
+            return self.wall_s
+
+    clocks = Clocks()
+
+    def work():
+        clocks.cpu_s += 0.003
+        clocks.wall_s += 0.004
+
+    monkeypatch.setattr(cgb, "time", clocks)
+    # 26 calls reach 104 ms of wall time, past min_s: the ratio uses the wall time measured
+    assert cgb.busy_cpus(work, min_s=0.101) == pytest.approx(0.75, rel=1e-9)

@@ -1,7 +1,11 @@
 """Tests of helpers.bench.toy_stream: the asynchronous contract of a CUDA stream, on a CPU.
 
-Kernels sleep for known times (``time.sleep`` never undersleeps and leaves the CPU free), so
-lower bounds are exact and upper bounds are generous for a busy CI machine.
+No assertion depends on the machine being idle. Kernels sleep for known times
+(``time.sleep`` never undersleeps and leaves the CPU free), which gives lower bounds on the
+real clock; what would need an upper bound (a launch returns at once, events ignore the host,
+an unsynchronized timer sees only the enqueueing) is shown either without a clock, with
+kernels that wait on a gate, or on the still clock of ``tests/bench/conftest.py``, which only
+the kernels' sleeps move, so event times are exact.
 """
 
 from __future__ import annotations
@@ -15,6 +19,29 @@ from helpers.bench.toy_stream import (ToyEvent, ToyStream, naive_loop_times_s, s
                                       time_three_ways)
 
 
+def _exactly(value):
+    return pytest.approx(value, rel=1e-12, abs=0)
+
+
+def _gate_opened_by_host_reads(monkeypatch, clock, n_reads):
+    """A gate that opens once the host has read ``clock.perf_counter`` ``n_reads`` times.
+
+    Kernels that wait on it cannot move the still clock while the host is still timing its
+    launches, so an unsynchronized host timer reads exactly zero. Kernels wait 30 s at most:
+    code that waited for its kernels before reading the clock then fails instead of hanging.
+    """
+    gate, reads = threading.Event(), [0]
+
+    def perf_counter():
+        reads[0] += 1
+        if reads[0] >= n_reads:
+            gate.set()
+        return clock.now_ns * 1e-9
+
+    monkeypatch.setattr(clock, "perf_counter", perf_counter)
+    return gate
+
+
 @pytest.fixture
 def stream():
     s = ToyStream()
@@ -24,14 +51,26 @@ def stream():
 
 class TestLaunch:
     def test_launch_returns_before_the_work_is_done(self, stream):
+        # No clock: the kernel cannot finish before the host opens its gate, so a launch that
+        # waited for its work would return only after the 30 s timeout, with the work done.
+        gate, finished = threading.Event(), threading.Event()
+
+        def kernel():
+            gate.wait(30.0)
+            finished.set()
+
+        stream.launch(kernel)
+        assert not finished.is_set() and not stream.query()
+        gate.set()
+        stream.synchronize()
+        assert finished.is_set() and stream.query()
+
+    def test_synchronize_waits_for_the_work(self, stream):
         t0 = time.perf_counter()
         stream.launch(sleep_kernel(0.1))
-        host = time.perf_counter() - t0
-        assert host < 0.05
-        assert not stream.query()
         stream.synchronize()
         assert stream.query()
-        assert time.perf_counter() - t0 >= 0.1
+        assert time.perf_counter() - t0 >= 0.1  # a lower bound: load only adds time
 
     def test_kernels_run_in_launch_order_on_one_worker(self, stream):
         order, threads = [], set()
@@ -102,8 +141,15 @@ class TestEvents:
         stream.launch(sleep_kernel(0.03))
         end.record(stream)
         end.synchronize()
-        ms = start.elapsed_time(end)
-        assert 30.0 <= ms < 30.0 + 200.0
+        assert start.elapsed_time(end) >= 30.0  # the real clock: a lower bound
+
+    def test_elapsed_time_is_exactly_the_kernel_on_a_still_clock(self, stream, still_clock):
+        start, end = ToyEvent(), ToyEvent()
+        start.record(stream)
+        stream.launch(sleep_kernel(0.03))
+        end.record(stream)
+        end.synchronize()
+        assert start.elapsed_time(end) == _exactly(30.0)  # milliseconds
 
     def test_event_times_add_up(self, stream):
         a, b, c = ToyEvent(), ToyEvent(), ToyEvent()
@@ -117,13 +163,14 @@ class TestEvents:
         assert b.elapsed_time(a) == pytest.approx(-a.elapsed_time(b))
         assert a.elapsed_time(b) >= 5.0 and b.elapsed_time(c) >= 10.0
 
-    def test_events_ignore_what_the_host_does_meanwhile(self, stream):
+    def test_events_ignore_what_the_host_does_meanwhile(self, stream, still_clock):
         start, end = stream.record_event(), ToyEvent()
         stream.launch(sleep_kernel(0.01))
         end.record(stream)
-        time.sleep(0.1)  # the host dawdles after the launch; the device is long done
+        stream.synchronize()      # the device is done ...
+        still_clock.sleep(0.1)    # ... and the host dawdles 100 ms before it asks
         end.synchronize()
-        assert start.elapsed_time(end) < 60.0
+        assert start.elapsed_time(end) == _exactly(10.0)  # 110 if stamped when asked
 
     def test_query_and_synchronize(self, stream):
         gate = threading.Event()
@@ -190,21 +237,84 @@ class TestLifecycle:
 
 class TestDemonstrations:
     def test_three_ways(self, stream):
+        # The real clock: lower bounds only.
         t = time_three_ways(stream, sleep_kernel(0.02), n_launches=2)
         assert t["events_s"] >= 0.04
         assert t["host_sync_s"] >= 0.04
-        assert t["host_no_sync_s"] < t["events_s"] / 5
+        assert t["host_no_sync_s"] >= 0
 
-    def test_a_full_queue_makes_the_forgotten_sync_measure_the_work(self):
+    def test_three_ways_on_a_still_clock(self, stream, still_clock, monkeypatch):
+        # The kernels move the clock only after the host's second read (the end of the
+        # unsynchronized timing), so each way's number is exact: the mistake reads zero.
+        gate = _gate_opened_by_host_reads(monkeypatch, still_clock, 2)
+
+        def kernel():
+            gate.wait(30.0)
+            still_clock.sleep(0.02)
+
+        t = time_three_ways(stream, kernel, n_launches=2)
+        assert t == {"host_no_sync_s": 0.0, "host_sync_s": _exactly(0.04),
+                     "events_s": _exactly(0.04)}
+
+    def test_a_full_queue_blocks_the_launch_until_the_device_frees_a_slot(self):
+        # No clock: every kernel waits on a gate. With the first kernel running and room for
+        # two more in the queue, launches 1 to 3 return and the 4th waits for a slot.
+        gate, running, done = threading.Event(), threading.Event(), []
+
+        def kernel():
+            running.set()
+            gate.wait(30.0)
+
         with ToyStream(max_pending=2) as s:
-            times = naive_loop_times_s(s, sleep_kernel(0.01), 10)
-        assert len(times) == 10
-        assert max(times[:2]) < 0.005          # queue filling: launches are instant
-        assert min(times[-4:]) >= 0.005        # queue full: each launch waits for a slot
+            def host():
+                for i in range(6):
+                    s.launch(kernel)
+                    done.append(i)
 
-    def test_an_unbounded_queue_never_measures_the_work(self, stream):
-        times = naive_loop_times_s(stream, sleep_kernel(0.01), 6)
-        assert max(times) < 0.005
+            launcher = threading.Thread(target=host, daemon=True)
+            launcher.start()
+            try:
+                assert running.wait(30.0)
+                deadline = time.monotonic() + 30.0
+                while len(done) < 3 and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                time.sleep(0.05)  # room for a 4th launch that did not block (cannot pass it)
+                assert len(done) == 3 and launcher.is_alive()
+            finally:
+                gate.set()
+            launcher.join(30.0)
+        assert done == list(range(6))
+
+    def test_the_forgotten_sync_times_each_launch_alone(self, still_clock):
+        # naive_loop_times_s on a stand-in stream whose launches take known host times, as
+        # launches into a full queue do: it reports each launch's own time, in order, and
+        # synchronizes before and after the loop, never inside it.
+        events = []
+
+        class Stream:
+            costs = iter([0.0, 0.0, 0.01, 0.02, 0.01])
+
+            def synchronize(self):
+                events.append("sync")
+
+            def launch(self, kernel):
+                events.append("launch")
+                still_clock.sleep(next(self.costs))
+
+        times = naive_loop_times_s(Stream(), sleep_kernel(0.01), 5)
+        assert times == [0.0, 0.0, _exactly(0.01), _exactly(0.02), _exactly(0.01)]
+        assert events == ["sync"] + ["launch"] * 5 + ["sync"]
+
+    def test_an_unbounded_queue_never_measures_the_work(self, stream, still_clock, monkeypatch):
+        gate = _gate_opened_by_host_reads(monkeypatch, still_clock, 2 * 6)
+
+        def kernel():
+            gate.wait(30.0)
+            still_clock.sleep(0.01)
+
+        times = naive_loop_times_s(stream, kernel, 6)
+        assert times == [0.0] * 6
+        assert still_clock.now_ns == 60_000_000  # the work did run, after the timing
 
     @pytest.mark.parametrize("n", [0, 1.5])
     def test_bad_counts(self, stream, n):
@@ -219,11 +329,13 @@ class TestDemonstrations:
         k()
         assert time.perf_counter() - t0 >= 0.002
         assert k.__name__ == "sleep_0.002s"
-        nothing = sleep_kernel(0.0)  # no system call: a thousand of them take well under 1 s
-        t0 = time.perf_counter()
-        for _ in range(1000):
-            nothing()
-        assert time.perf_counter() - t0 < 0.2
+
+    def test_sleep_kernel_of_zero_makes_no_system_call(self, still_clock):
+        # Counted, not timed: sleep(0) is still a system call that can take a millisecond.
+        sleep_kernel(0.0)()
+        assert still_clock.sleeps == []
+        sleep_kernel(0.002)()
+        assert still_clock.sleeps == [0.002]
         with pytest.raises(ValueError):
             sleep_kernel(-1.0)
         with pytest.raises(ValueError):

@@ -96,7 +96,10 @@ def test_time_compiled_checks_and_reports_compile_apart():
     x = torch.randn(4096)
     t = C.time_compiled(chain, x, budget_s=0.05)
     assert t.compiled.checked
-    assert t.compile_s > t.compiled.median_s > 0
+    assert t.compile_s == t.compiled.first_call_s  # the first call, apart from the samples
+    # Tracing and code generation against the fastest steady call: a busy machine only
+    # lengthens the compilation, and the best of the samples needs one undisturbed call.
+    assert t.compile_s > t.compiled.min_s > 0
     assert t.speedup == pytest.approx(t.eager.median_s / t.compiled.median_s)
 
 
