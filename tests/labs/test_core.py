@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -149,3 +150,99 @@ def test_fastest_config_raises_when_nothing_ran():
                             tried=tried)
     assert [e["i"] for e in tried] == [0, 1] and all("error" in e for e in tried)
     assert issubclass(core.NoConfigRan, ValueError)
+
+
+# --- the lab record ------------------------------------------------------------------------
+
+def demo_lab(**kw):
+    return core.Lab("demo_lab", **{"pages": ("labs/demo.md",), **kw})
+
+
+def test_lab_sizes_follow_the_one_size_switch(monkeypatch):
+    lab = demo_lab(sizes={"n": (256, 8192), "ks": ([1, 4], [1, 4, 16])}, budget_s=(0.1, 0.4))
+    monkeypatch.setenv("BOOK_SIZE", "small")
+    assert lab.size("n") == 256 and lab.size("ks") == [1, 4] and lab.budget() == 0.1
+    lab.size("ks").append(99)  # a caller's list is its own: the table is not changed
+    assert lab.size("ks") == [1, 4]
+    monkeypatch.setenv("BOOK_SIZE", "full")
+    assert lab.size("n") == 8192 and lab.size("ks") == [1, 4, 16] and lab.budget() == 0.4
+    with pytest.raises(ValueError, match="size must be one of"):
+        lab.size("m")
+
+
+def test_lab_record_refuses_bad_declarations():
+    with pytest.raises(ValueError, match="snake_case"):
+        core.Lab("bad name", pages=("labs/x.md",))
+    with pytest.raises(ValueError, match="pages"):
+        core.Lab("x", pages="labs/x.md")
+    with pytest.raises(ValueError, match=r"sizes\['n'\] must be a \(small, full\) pair"):
+        demo_lab(sizes={"n": 256})
+    with pytest.raises(ValueError, match="budget_s must be positive"):
+        demo_lab(budget_s=(0.1, 0.0))
+
+
+def test_lab_names_a_result_and_its_reference():
+    lab = demo_lab()
+    assert str(lab) == "demo_lab" and f"{lab}.json" == "demo_lab.json"
+    assert core.new_result(lab, "cpu")["lab"] == "demo_lab"
+    assert core.reference_path(lab) == core.reference_path("demo_lab") == lab.reference_file
+
+
+def test_lab_bench_uses_its_settings_and_takes_overrides(monkeypatch):
+    import helpers.bench
+
+    seen = []
+    monkeypatch.setattr(helpers.bench, "bench", lambda fn, **kw: seen.append(kw) or kw)
+    monkeypatch.setenv("BOOK_SIZE", "small")
+    lab = demo_lab(budget_s=(0.2, 1.0), warmup_s=(0.01, 0.1), min_reps=(3, 7), flush_cache=True)
+    lab.bench(lambda: None, "cpu", "x")
+    assert seen[-1] == dict(device="cpu", name="x", warmup_s=0.01, budget_s=0.2, min_reps=3,
+                            env=False, flush_cache=True)
+    monkeypatch.setenv("BOOK_SIZE", "full")
+    lab.bench(lambda: None, "cpu", "y", number=4)
+    assert seen[-1]["budget_s"] == 1.0 and seen[-1]["min_reps"] == 7 and seen[-1]["number"] == 4
+    assert "flush_cache" not in demo_lab().bench(lambda: None, "cpu", "z")
+
+
+def test_lab_reference_is_checked_or_none_with_one_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    lab = demo_lab()
+    assert lab.reference() is None
+    assert capsys.readouterr().out == "H200 reference not measured yet for this lab.\n"
+    result = core.new_result(lab, "cpu")
+    core.save_result(result, tmp_path)
+    assert lab.reference()["lab"] == "demo_lab" and capsys.readouterr().out == ""
+    (tmp_path / "demo_lab.json").write_text(json.dumps({**result, "lab": "other"}))
+    with pytest.raises(ValueError, match="holds lab 'other'"):
+        lab.reference()
+
+
+def test_fmt_has_one_rule_for_no_number():
+    assert core.fmt(None) == core.MISSING == "(not measured yet)"
+    for x in (float("nan"), float("inf"), -float("inf"), np.float32("nan"), np.float64("inf")):
+        assert core.fmt(x) == core.MISSING
+    assert core.fmt(4.5e11, ".3g", 1e9) == "450" and core.fmt(7, "d") == "7"
+    assert core.fmt(np.float32(0.5), ".2f") == "0.50" and core.fmt("x", "s") == "x"
+
+
+def test_page_numbers_enforces_the_contract():
+    @core.page_numbers(["a", "b"])
+    def good(result, scale=1):
+        return {"b": core.fmt(result["b"] * scale), "a": "x"}
+
+    assert list(good({"b": 2}, scale=3)) == ["a", "b"] and good({"b": 2})["b"] == "2"
+    assert good(None) == {"a": core.MISSING, "b": core.MISSING}
+    assert good.__name__ == "good" and good.keys == ("a", "b")
+
+    @core.page_numbers(["a"])
+    def extra(result):
+        return {"a": "1", "c": "2"}
+
+    @core.page_numbers(["a"])
+    def not_text(result):
+        return {"a": 1.0}
+
+    with pytest.raises(ValueError, match=r"missing \[\], extra \['c'\]"):
+        extra({})
+    with pytest.raises(ValueError, match="must return strings"):
+        not_text({})
