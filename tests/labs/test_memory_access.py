@@ -114,7 +114,7 @@ def result_file(tmp_path_factory):
 
 def test_cpu_run_writes_a_valid_result(result_file):
     r = core.load_result(result_file)
-    assert r["lab"] == lab.LAB and r["tier"] == "cpu" and r["size_tier"] == "small"
+    assert r["lab"] == str(lab.LAB) and r["tier"] == "cpu" and r["size_tier"] == "small"
     m = r["measurements"]
     rows = m["strided_read"]["rows"]
     assert [row["stride"] for row in rows] == list(lab.STRIDES)
@@ -136,7 +136,7 @@ def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeyp
     assert lab.reference_or_none() is None
     (tmp_path / result_file.name).write_text(result_file.read_text())
     ref = lab.reference_or_none()
-    assert ref is not None and ref["lab"] == lab.LAB
+    assert ref is not None and ref["lab"] == str(lab.LAB)
 
 
 # --- the grader -------------------------------------------------------------------------------
