@@ -83,8 +83,10 @@ SMALL_TENSOR_BYTES = 1 << 22
 LAB = core.Lab(
     "reduction_softmax", pages=("labs/reduction-softmax.md",),
     sizes={"cols": (SMALL_COLS, FULL_COLS), "tensor_bytes": (SMALL_TENSOR_BYTES, FULL_TENSOR_BYTES),
-           # the grader's correctness check (a row length not a power of two) and speed check
-           "grading_shape": ((24, 1000), (512, 3000)), "speed_shape": ((256, 4096), (16384, 4096))},
+           # the grader's correctness check (rows, cols; the row length not a power of two)
+           "grading_shape": ((24, 1000), (512, 3000)),
+           # the speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)
+           "speed_shape": ((256, 4096), (16384, 4096))},
     budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05))
 
 
@@ -427,16 +429,6 @@ def describe(result: dict) -> str:
 
 # --- grading --------------------------------------------------------------------------------
 
-def _grading_shape() -> tuple[int, int]:
-    """Rows and columns of the correctness check; the row length is not a power of two."""
-    return LAB.size("grading_shape")
-
-
-def _speed_shape() -> tuple[int, int]:
-    """The speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)."""
-    return LAB.size("speed_shape")
-
-
 def grading_inputs(rows: int, cols: int, device: str):
     """``make_inputs`` for the grader: fp32 rows of normal values whose scales run from 1 to
     1000 across the rows, so a softmax that exponentiates without subtracting the row's
@@ -458,7 +450,7 @@ def grade_softmax(softmax_fn: Callable, device: str | None = None, trials: int =
     import torch
 
     device = device or lab_device()
-    rows, cols = _grading_shape()
+    rows, cols = LAB.size("grading_shape")
     make = grading_inputs(rows, cols, device)
     verdict = check_outputs(softmax_fn, lambda x: torch.softmax(x, dim=-1), make,
                             name="fused softmax", trials=trials,
@@ -501,7 +493,7 @@ def _grading_reference(device: str) -> dict:
 
     from helpers.kernels import reduction_softmax as kern
 
-    rows, cols = _speed_shape()
+    rows, cols = LAB.size("speed_shape")
     gen = torch.Generator(device=device).manual_seed(11)
     x = _normal((rows, cols), gen, device, torch.float32)
     y = torch.empty_like(x)
@@ -525,7 +517,7 @@ def grade_softmax_speed(softmax_fn: Callable, reference: dict | None = None,
     device = device or lab_device()
     if not device.startswith("cuda"):
         raise ValueError("grade_softmax_speed needs a CUDA device; the CPU tier grades correctness")
-    rows, cols = _speed_shape()
+    rows, cols = LAB.size("speed_shape")
     gen = torch.Generator(device=device).manual_seed(13)
     x = _normal((rows, cols), gen, device, torch.float32)
     y = torch.empty_like(x)

@@ -64,7 +64,8 @@ LAB = core.Lab(
            "sweep_ks": ([1, 4, 16, 64], [2**i for i in range(12)]),
            "sweep_elements": (3001, 1 << 28),  # a GPU's; a CPU checks 3001, untimed
            # elements of the grader's correctness and speed checks: neither a block's multiple
-           "grading": ((10_007, 10_007), ((1 << 22) + 7, (1 << 28) + 7))},
+           "grading_elements": (10_007, (1 << 22) + 7),
+           "speed_check_elements": (10_007, (1 << 28) + 7)},
     budget_s=(0.15, 0.4), warmup_s=(0.03, 0.1))
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
@@ -545,11 +546,6 @@ def describe(result: dict) -> str:
 
 # --- grading --------------------------------------------------------------------------------
 
-def _grading_sizes() -> tuple[int, int]:
-    """Elements for the correctness check and the speed check; neither a multiple of a block."""
-    return LAB.size("grading")
-
-
 def _copy_inputs(n: int, device: str):
     def make(gen):
         return (_uniform(n, gen, device),)
@@ -560,7 +556,7 @@ def grade_copy(copy_fn: Callable, device: str | None = None, trials: int = 3) ->
     """Correctness of a reader's ``copy_fn(src, dst)`` on a length that is not a multiple of
     any block: fresh random inputs, ``dst`` poisoned with NaN, compared with float64."""
     device = device or lab_device()
-    n, _ = _grading_sizes()
+    n = LAB.size("grading_elements")
     return check_outputs(copy_fn, lambda src: src, _copy_inputs(n, device), name="copy kernel",
                          trials=trials, make_output=lambda src: src.new_empty(src.shape),
                          rtol=0.0, atol=0.0, device=device)
@@ -574,7 +570,7 @@ def _grading_reference(device: str, gen) -> dict:
 
     from helpers.kernels import roofline as kern
 
-    _, n = _grading_sizes()
+    n = LAB.size("speed_check_elements")
     src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
     out = {"n": n, "moved_bytes": 2.0 * n * FP32_BYTES}
     for name, fn in (("torch", lambda: dst.copy_(src)), ("triton", lambda: kern.triton_copy(src, dst))):
@@ -597,7 +593,7 @@ def grade_copy_speed(copy_fn: Callable, reference: dict | None = None,
     if not device.startswith("cuda"):
         raise ValueError("grade_copy_speed needs a CUDA device; the CPU tier grades correctness")
     gen = torch.Generator().manual_seed(7)
-    _, n = _grading_sizes()
+    n = LAB.size("speed_check_elements")
     src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
     moved = 2.0 * n * FP32_BYTES
     _checked_copy(lambda: copy_fn(src, dst), src, dst, "your copy")
