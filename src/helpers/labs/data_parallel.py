@@ -124,7 +124,7 @@ def _step_fn(model, opt, x, y, settings: dict, device_type: str) -> Callable[[],
     return step
 
 
-def _bench(fn, device: str, reps: int):
+def _lockstep_bench(fn, device: str, reps: int):
     """``helpers.bench.bench`` with a fixed repetition count (ranks must call collectives in
     lockstep, so a time-based warm-up, which differs between ranks, is not allowed)."""
     from helpers.bench import bench
@@ -206,11 +206,11 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
         for _ in range(warm):  # DDP rebuilds its buckets after the first step
             step()
         sync(device)
-        timings[name] = {"step": _bench(step, device, reps),
+        timings[name] = {"step": _lockstep_bench(step, device, reps),
                          "bucket_bytes": _bucket_bytes(ddp, settings)}
         if name == "per_layer":
             with ddp.no_sync():
-                timings["compute_step"] = _bench(step, device, reps)
+                timings["compute_step"] = _lockstep_bench(step, device, reps)
             inner = ddp.module
 
             def forward():
@@ -218,8 +218,8 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
                                                      enabled=settings["autocast_bf16"]):
                     inner(x)
 
-            timings["forward"] = _bench(forward, device, reps)
-            timings["optimizer"] = _bench(opt.step, device, reps)
+            timings["forward"] = _lockstep_bench(forward, device, reps)
+            timings["optimizer"] = _lockstep_bench(opt.step, device, reps)
             timings["profile"] = _profile(step, device, cuda, rank, trace_dir)
         del ddp, opt, model
         dist.barrier()
@@ -237,7 +237,7 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
             raise AssertionError(f"all-reduce of {nbytes:.0f} bytes returned a wrong sum")
         ar = lambda: dist.all_reduce(buf)
         sync(device)
-        sweep.append({"bytes": nbytes, **_bench(ar, device, reps)})
+        sweep.append({"bytes": nbytes, **_lockstep_bench(ar, device, reps)})
         del buf, base
     out["allreduce_sweep"] = sweep
     return out
