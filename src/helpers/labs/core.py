@@ -194,9 +194,11 @@ def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
 def page_numbers(keys: Iterable[str]):
     """Decorate a runner's ``prose_numbers(result, ...)``: the contract for what a page glues.
 
-    The decorated function returns a dict of exactly ``keys``, in that order, each value a
-    string; for ``result`` None it is not called, and every value is :data:`MISSING`. A key
-    missing, extra, or not a string is a ValueError (a bug in the runner, not in the data).
+    The decorated function returns a dict of exactly ``keys``, each value a string, in the
+    order the function makes them (a page glues them in that order, and its reference notebook
+    records the glue in that order); for ``result`` None it is not called, and every value is
+    :data:`MISSING`, in the order of ``keys``. A key missing, extra, or not a string is a
+    ValueError (a bug in the runner, not in the data).
 
     >>> @page_numbers(["n"])
     ... def prose_numbers(result):
@@ -219,7 +221,7 @@ def page_numbers(keys: Iterable[str]):
             bad = {k: v for k, v in out.items() if not isinstance(v, str)}
             if bad:
                 raise ValueError(f"{compute.__name__} must return strings, got {bad!r}")
-            return {k: out[k] for k in keys}
+            return out
         numbers.keys = keys
         return numbers
     return decorate
