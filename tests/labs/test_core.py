@@ -283,3 +283,42 @@ def test_every_runner_declares_a_lab_record_with_its_pages():
             assert (core.ROOT / page).exists(), page
             assert page in module.__doc__, f"{name}: its docstring must name {page}"
         assert module.reference_or_none == module.LAB.reference
+
+
+def test_a_new_lab_is_a_record_measure_functions_and_a_grader(tmp_path, monkeypatch, capsys):
+    """What a new runner writes: its record, a measure function, run(), prose_numbers and
+    main(); the framework gives it sizes, timing, the result file, the reference and MISSING."""
+    from helpers.labs.grading import Verdict
+
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "reference")
+    LAB = core.Lab("demo_lab", pages=("labs/demo.md",), sizes={"n": (64, 4096)},
+                   budget_s=(0.01, 0.1), warmup_s=(0.001, 0.01))
+
+    def measure_sum(device):
+        xs = list(range(1, LAB.size("n") + 1))
+        want = len(xs) * (len(xs) + 1) // 2
+        r = LAB.bench(lambda: sum(xs), device, "sum", check=lambda got: got == want)
+        return {"n": len(xs), "bench": core.summarize(r)}
+
+    def run(device):
+        result = core.new_result(LAB, device, budget_s=LAB.budget())
+        result["measurements"]["sum"] = measure_sum(device)
+        return result
+
+    @core.page_numbers(["n", "median_us"])
+    def prose_numbers(result):
+        m = result["measurements"]["sum"]
+        return {"n": core.fmt(m["n"], "d"),
+                "median_us": core.fmt(m["bench"]["median_s"], ".3g", 1e-6)}
+
+    def grade(answer):
+        return Verdict("sum", "PASS" if answer == 64 * 65 // 2 else "FAIL", [])
+
+    assert LAB.reference() is None and prose_numbers(LAB.reference()) == {
+        "n": core.MISSING, "median_us": core.MISSING}
+    path = core.run_cli(LAB, run, ["--out", str(tmp_path / "reference"), "--device", "cpu",
+                                   "--size", "small"])
+    ref = LAB.reference()
+    assert path.name == "demo_lab.json" and ref["measurements"]["sum"]["n"] == 64
+    assert ref["settings"]["budget_s"] == 0.01 and prose_numbers(ref)["n"] == "64"
+    assert grade(2080).passed and not grade(2079).passed

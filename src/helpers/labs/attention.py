@@ -26,7 +26,8 @@ not) and is checked, not timed; the naive path and SDPA are timed with torch on 
 (Triton 3.5's interpreter computes bf16 ``tl.dot`` wrongly, so the CPU tier checks fp16.)
 
 Page: ``labs/attention.md`` (the model, this runner's result, the H200 reference and the
-exercise). Run as ``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
+exercise). Run as
+``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_attention` and
 :func:`grade_attention_speed` (the grader of the page's exercise) and the analysis helpers

@@ -37,7 +37,8 @@ groups the query heads that share a key/value head instead of copying the keys a
 per query head (``repeat_interleave``), so the cache is read once per step as the model
 assumes (a serving kernel such as FlashAttention or vLLM's PagedAttention does the same).
 
-Page: ``labs/decode.md``. Run as ``python -m helpers.labs.decode --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/decode.md``. Run as
+``python -m helpers.labs.decode --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept here: :func:`decode_bytes` (the model's bytes per step),
 :func:`grade_decode_bytes` (the page's grader), and the analysis helpers.

@@ -24,7 +24,8 @@ Three measurements, one per question a quantized deployment has to answer:
 On a CPU (the small tier) the Triton kernel runs through its interpreter at tiny sizes (checked,
 not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
 
-Page: ``labs/quantization.md``. Run as ``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/quantization.md``. Run as
+``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`weight_only_matmul_bytes` (the
 traffic of the speed section, not a formula-sheet model because it composes

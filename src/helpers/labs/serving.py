@@ -21,7 +21,8 @@ What :func:`run` does, on any device:
 
 Metrics (throughput, TTFT/TPOT percentiles) come from
 :func:`helpers.models.inference.trace_metrics` for the engine and the simulator alike.
-Page: ``labs/serving.md``. Run as ``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/serving.md``. Run as
+``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
 Additions kept here: :func:`grade_blocks_needed` (the page's grader) and the analysis helpers.
 """
 

@@ -23,7 +23,8 @@ and the verification ratio ``v`` of :mod:`helpers.models.speculative`. The accep
 also measured once independently of ``g``, *teacher-forced*: the fraction of positions of the
 target's greedy text at which the draft's argmax equals the target's (:func:`agreement`).
 
-Page: ``labs/speculative.md``. Run as ``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/speculative.md``. Run as
+``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_tokens_per_cycle` (the
 grader of the page's exercise), :func:`count_ops` (operators dispatched per step, the
