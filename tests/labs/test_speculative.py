@@ -134,6 +134,7 @@ def test_agreement_summary_against_a_direct_computation(cpu_result):
     assert with_ref.keys() == without.keys()
     assert with_ref["tok_verdict"] in ("within", "outside")
     assert set(without.values()) == {lab.MISSING}
+    assert lab.reference_numbers is lab.prose_numbers and lab.PENDING == lab.MISSING  # the page's names
 
 
 def test_the_median_round_is_kept_with_every_rounds_time():
