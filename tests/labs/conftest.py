@@ -66,7 +66,7 @@ def result_file(request, tmp_path_factory) -> Path:
     from helpers.labs import core
 
     lab = request.module.lab
-    out = tmp_path_factory.mktemp(lab.LAB)
+    out = tmp_path_factory.mktemp(str(lab.LAB))
     tiny = getattr(request.module, "tiny", None)
     mp = pytest.MonkeyPatch()
     if tiny is not None:

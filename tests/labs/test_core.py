@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -149,3 +150,175 @@ def test_fastest_config_raises_when_nothing_ran():
                             tried=tried)
     assert [e["i"] for e in tried] == [0, 1] and all("error" in e for e in tried)
     assert issubclass(core.NoConfigRan, ValueError)
+
+
+# --- the lab record ------------------------------------------------------------------------
+
+def demo_lab(**kw):
+    return core.Lab("demo_lab", **{"pages": ("labs/demo.md",), **kw})
+
+
+def test_lab_sizes_follow_the_one_size_switch(monkeypatch):
+    lab = demo_lab(sizes={"n": (256, 8192), "ks": ([1, 4], [1, 4, 16])}, budget_s=(0.1, 0.4))
+    monkeypatch.setenv("BOOK_SIZE", "small")
+    assert lab.size("n") == 256 and lab.size("ks") == [1, 4] and lab.budget() == 0.1
+    lab.size("ks").append(99)  # a caller's list is its own: the table is not changed
+    assert lab.size("ks") == [1, 4]
+    monkeypatch.setenv("BOOK_SIZE", "full")
+    assert lab.size("n") == 8192 and lab.size("ks") == [1, 4, 16] and lab.budget() == 0.4
+    with pytest.raises(ValueError, match="size must be one of"):
+        lab.size("m")
+
+
+def test_lab_record_refuses_bad_declarations():
+    with pytest.raises(ValueError, match="snake_case"):
+        core.Lab("bad name", pages=("labs/x.md",))
+    with pytest.raises(ValueError, match="pages"):
+        core.Lab("x", pages="labs/x.md")
+    with pytest.raises(ValueError, match=r"sizes\['n'\] must be a \(small, full\) pair"):
+        demo_lab(sizes={"n": 256})
+    with pytest.raises(ValueError, match="budget_s must be positive"):
+        demo_lab(budget_s=(0.1, 0.0))
+
+
+def test_lab_names_a_result_and_its_reference():
+    lab = demo_lab()
+    assert str(lab) == "demo_lab" and f"{lab}.json" == "demo_lab.json"
+    assert core.new_result(lab, "cpu")["lab"] == "demo_lab"
+    assert core.reference_path(lab) == core.reference_path("demo_lab") == lab.reference_file
+
+
+def test_lab_bench_uses_its_settings_and_takes_overrides(monkeypatch):
+    import helpers.bench
+
+    seen = []
+    monkeypatch.setattr(helpers.bench, "bench", lambda fn, **kw: seen.append(kw) or kw)
+    monkeypatch.setenv("BOOK_SIZE", "small")
+    lab = demo_lab(budget_s=(0.2, 1.0), warmup_s=(0.01, 0.1), min_reps=(3, 7), flush_cache=True)
+    lab.bench(lambda: None, "cpu", "x")
+    assert seen[-1] == dict(device="cpu", name="x", warmup_s=0.01, budget_s=0.2, min_reps=3,
+                            env=False, flush_cache=True)
+    monkeypatch.setenv("BOOK_SIZE", "full")
+    lab.bench(lambda: None, "cpu", "y", number=4)
+    assert seen[-1]["budget_s"] == 1.0 and seen[-1]["min_reps"] == 7 and seen[-1]["number"] == 4
+    assert "flush_cache" not in demo_lab().bench(lambda: None, "cpu", "z")
+
+
+def test_lab_reference_is_checked_or_none_with_one_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
+    lab = demo_lab()
+    assert lab.reference() is None
+    assert capsys.readouterr().out == "H200 reference not measured yet for this lab.\n"
+    result = core.new_result(lab, "cpu")
+    core.save_result(result, tmp_path)
+    assert lab.reference()["lab"] == "demo_lab" and capsys.readouterr().out == ""
+    (tmp_path / "demo_lab.json").write_text(json.dumps({**result, "lab": "other"}))
+    with pytest.raises(ValueError, match="holds lab 'other'"):
+        lab.reference()
+
+
+def test_fmt_has_one_rule_for_no_number():
+    assert core.fmt(None) == core.MISSING == "(not measured yet)"
+    for x in (float("nan"), float("inf"), -float("inf"), np.float32("nan"), np.float64("inf")):
+        assert core.fmt(x) == core.MISSING
+    assert core.fmt(4.5e11, ".3g", 1e9) == "450" and core.fmt(7, "d") == "7"
+    assert core.fmt(np.float32(0.5), ".2f") == "0.50" and core.fmt("x", "s") == "x"
+
+
+def test_page_numbers_enforces_the_contract():
+    @core.page_numbers(["a", "b"])
+    def good(result, scale=1):
+        return {"b": core.fmt(result["b"] * scale), "a": "x"}
+
+    # the function's own order is kept: a page's glue, and so its reference notebook, follow it
+    assert list(good({"b": 2}, scale=3)) == ["b", "a"] and good({"b": 2}, scale=3)["b"] == "6"
+    assert list(good(None)) == ["a", "b"] and set(good(None).values()) == {core.MISSING}
+    assert good.__name__ == "good" and good.keys == ("a", "b")
+
+    @core.page_numbers(["a"])
+    def extra(result):
+        return {"a": "1", "c": "2"}
+
+    @core.page_numbers(["a"])
+    def not_text(result):
+        return {"a": 1.0}
+
+    with pytest.raises(ValueError, match=r"missing \[\], extra \['c'\]"):
+        extra({})
+    with pytest.raises(ValueError, match="must return strings"):
+        not_text({})
+
+
+def test_nothing_outside_labs_imports_a_lab_runner():
+    """Models, figures and widgets sit below the runners: a figure takes its model from
+    helpers.models, never through a runner (which imports torch, kernels and the bench)."""
+    import ast
+
+    src = core.ROOT / "src" / "helpers"
+    offenders = []
+    for path in sorted(src.rglob("*.py")):
+        if path.parent.name == "labs":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [("." * node.level) + (node.module or "")]
+                     if isinstance(node, ast.ImportFrom) else [])
+            if any(n.startswith("helpers.labs") or n.lstrip(".").startswith("labs")
+                   for n in names):
+                offenders.append(f"{path.relative_to(src)}:{node.lineno}")
+    assert offenders == []
+
+
+def test_every_runner_declares_a_lab_record_with_its_pages():
+    import importlib
+
+    from helpers.labs import summary
+
+    for name, _ in summary.LABS:
+        module = importlib.import_module(f"helpers.labs.{name}")
+        if not isinstance(module.LAB, core.Lab):  # not migrated yet (checkpointing)
+            continue
+        assert module.LAB.name == name
+        for page in module.LAB.pages:
+            assert (core.ROOT / page).exists(), page
+            assert page in module.__doc__, f"{name}: its docstring must name {page}"
+        assert module.reference_or_none == module.LAB.reference
+
+
+def test_a_new_lab_is_a_record_measure_functions_and_a_grader(tmp_path, monkeypatch, capsys):
+    """What a new runner writes: its record, a measure function, run(), prose_numbers and
+    main(); the framework gives it sizes, timing, the result file, the reference and MISSING."""
+    from helpers.labs.grading import Verdict
+
+    monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "reference")
+    LAB = core.Lab("demo_lab", pages=("labs/demo.md",), sizes={"n": (64, 4096)},
+                   budget_s=(0.01, 0.1), warmup_s=(0.001, 0.01))
+
+    def measure_sum(device):
+        xs = list(range(1, LAB.size("n") + 1))
+        want = len(xs) * (len(xs) + 1) // 2
+        r = LAB.bench(lambda: sum(xs), device, "sum", check=lambda got: got == want)
+        return {"n": len(xs), "bench": core.summarize(r)}
+
+    def run(device):
+        result = core.new_result(LAB, device, budget_s=LAB.budget())
+        result["measurements"]["sum"] = measure_sum(device)
+        return result
+
+    @core.page_numbers(["n", "median_us"])
+    def prose_numbers(result):
+        m = result["measurements"]["sum"]
+        return {"n": core.fmt(m["n"], "d"),
+                "median_us": core.fmt(m["bench"]["median_s"], ".3g", 1e-6)}
+
+    def grade(answer):
+        return Verdict("sum", "PASS" if answer == 64 * 65 // 2 else "FAIL", [])
+
+    assert LAB.reference() is None and prose_numbers(LAB.reference()) == {
+        "n": core.MISSING, "median_us": core.MISSING}
+    path = core.run_cli(LAB, run, ["--out", str(tmp_path / "reference"), "--device", "cpu",
+                                   "--size", "small"])
+    ref = LAB.reference()
+    assert path.name == "demo_lab.json" and ref["measurements"]["sum"]["n"] == 64
+    assert ref["settings"]["budget_s"] == 0.01 and prose_numbers(ref)["n"] == "64"
+    assert grade(2080).passed and not grade(2079).passed

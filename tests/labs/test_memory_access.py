@@ -1,12 +1,10 @@
-"""The memory-access lab: its prediction functions, Triton kernels (interpreter), CPU run and grader."""
+"""The memory-access lab: its Triton kernels (interpreter), CPU run and grader (its predictions
+are tested in tests/models/test_memory_access.py)."""
 
 import json
-import math
 
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from helpers.labs import core
 from helpers.labs import memory_access as lab
@@ -14,63 +12,6 @@ from helpers.kernels import memory_access as kern
 
 triton = pytest.importorskip("triton")
 tl = triton.language
-
-
-# --- predictions ------------------------------------------------------------------------------
-
-def sectors_by_enumeration(stride, element_bytes, segment_bytes):
-    """Independent oracle: the set of segments that 32 threads' bytes fall into."""
-    touched = {(t * stride * element_bytes + byte) // segment_bytes
-               for t in range(32) for byte in range(element_bytes)}
-    return 32 * element_bytes / (len(touched) * segment_bytes)
-
-
-@given(st.integers(1, 300), st.sampled_from([1, 2, 4, 8]), st.sampled_from([32, 64, 128]))
-def test_efficiency_matches_byte_enumeration(stride, element_bytes, segment_bytes):
-    assert lab.predicted_efficiency(stride, element_bytes, segment_bytes=segment_bytes) == \
-        pytest.approx(sectors_by_enumeration(stride, element_bytes, segment_bytes))
-
-
-@given(st.integers(1, 200), st.sampled_from([1, 2, 4, 8]))
-def test_efficiency_never_rises_with_stride_and_floors_at_one_element_per_sector(stride, b):
-    e0 = lab.predicted_efficiency(stride, b)
-    e1 = lab.predicted_efficiency(stride + 1, b)
-    assert 0 < e1 <= e0 <= 1
-    assert e0 >= b / lab.SECTOR_BYTES  # every thread pays at most one whole sector
-    assert lab.predicted_efficiency(1, b) == 1.0
-
-
-def test_programming_guide_examples():
-    # CUDA C++ Best Practices Guide, "Strided Accesses": a stride of 2 gives 50% load efficiency;
-    # a unit stride of 4-byte words fills four 32-byte sectors exactly.
-    assert lab.predicted_efficiency(2, 4) == 0.5
-    assert lab.predicted_efficiency(1, 4) == 1.0
-    assert lab.predicted_efficiency(32, 4) == 4 / 32
-
-
-def test_conflict_degree_against_bank_enumeration_and_the_padding_trick():
-    for tile in (8, 16, 31, 32, 33, 64):
-        for pad in (0, 1, 2):
-            pitch = tile + pad
-            banks = [(t * pitch) % 32 for t in range(32)]  # a warp walking down one column
-            assert lab.predicted_conflict_degree(tile, pad) == max(banks.count(b) for b in banks)
-    # tile[32][32]: all 32 threads on one bank; tile[32][33]: none share one (Harris 2013)
-    assert lab.predicted_conflict_degree(32, 0) == 32
-    assert lab.predicted_conflict_degree(32, 1) == 1
-
-
-@pytest.mark.parametrize("call", [
-    lambda: lab.predicted_efficiency(0, 4),
-    lambda: lab.predicted_efficiency(1, 0),
-    lambda: lab.predicted_efficiency(1, 3),  # does not divide a sector
-    lambda: lab.predicted_efficiency(1.5, 4),
-    lambda: lab.predicted_efficiency(True, 4),
-    lambda: lab.predicted_conflict_degree(0),
-    lambda: lab.predicted_conflict_degree(32, -1),
-])
-def test_bad_arguments_raise_value_error(call):
-    with pytest.raises(ValueError):
-        call()
 
 
 # --- kernels, through the interpreter on a CPU ---------------------------------------------------
@@ -114,7 +55,7 @@ def result_file(tmp_path_factory):
 
 def test_cpu_run_writes_a_valid_result(result_file):
     r = core.load_result(result_file)
-    assert r["lab"] == lab.LAB and r["tier"] == "cpu" and r["size_tier"] == "small"
+    assert r["lab"] == str(lab.LAB) and r["tier"] == "cpu" and r["size_tier"] == "small"
     m = r["measurements"]
     rows = m["strided_read"]["rows"]
     assert [row["stride"] for row in rows] == list(lab.STRIDES)
@@ -136,7 +77,7 @@ def test_reference_is_none_without_a_file_and_read_with_one(result_file, monkeyp
     assert lab.reference_or_none() is None
     (tmp_path / result_file.name).write_text(result_file.read_text())
     ref = lab.reference_or_none()
-    assert ref is not None and ref["lab"] == lab.LAB
+    assert ref is not None and ref["lab"] == str(lab.LAB)
 
 
 # --- the grader -------------------------------------------------------------------------------
@@ -185,8 +126,13 @@ def test_performance_is_not_graded_on_a_cpu():
     assert lab.grade_transpose_performance(kern.transpose_tiled_kernel, "cpu") is None
 
 
-def test_cpu_tier_predictions_use_cache_lines():
-    assert math.isclose(lab.predicted_efficiency(16, 4, segment_bytes=64), 1 / 16)
+def test_the_runner_reexports_the_models_predictions_for_its_page():
+    from helpers.models import memory_access as ma
+
+    for name in ("predicted_efficiency", "predicted_conflict_degree",
+                 "predicted_strided_bytes_per_s", "predicted_transpose_time_s"):
+        assert getattr(lab, name) is getattr(ma, name)
+    assert lab.ELEMENT_BYTES == ma.FP32_BYTES == 4 and lab.SECTOR_BYTES == ma.SECTOR_BYTES
 
 
 # --- the page, with and without a reference file -------------------------------------------------

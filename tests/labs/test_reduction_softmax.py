@@ -49,7 +49,7 @@ def synthetic_gpu_result(softmax_fraction=0.93, unfused_slowdown=3.6, copy_fract
                            "torch_sum": b(q["sum"] / copy_bw), "triton_sum": b(q["sum"] / copy_bw),
                            "torch_softmax": b(t_soft), "triton_softmax": b(t_soft),
                            "unfused_softmax": b(unfused_slowdown * t_soft)})
-    return {"lab": lab.LAB, "schema": core.SCHEMA, "tier": "gpu", "provenance": {},
+    return {"lab": str(lab.LAB), "schema": core.SCHEMA, "tier": "gpu", "provenance": {},
             "measurements": {"copy": copies, "points": points, "grading": {}}}
 
 
@@ -131,7 +131,7 @@ def test_shapes_and_value_errors():
 
 def test_cpu_run_writes_a_complete_result(cpu_result):
     m = cpu_result["measurements"]
-    assert cpu_result["lab"] == lab.LAB and cpu_result["tier"] == "cpu"
+    assert cpu_result["lab"] == str(lab.LAB) and cpu_result["tier"] == "cpu"
     assert cpu_result["size_tier"] == "small"
     assert set(m["copy"]) == set(lab.DTYPES)
     assert [(p["dtype"], p["cols"]) for p in m["points"]] == [

@@ -276,3 +276,76 @@ def test_other_functions_reject_bad_arguments():
         ma.row_major_strides_elements(())
     with pytest.raises(ValueError, match=r"shape\[1\] must be an integer >= 1"):
         ma.row_major_strides_elements((4, 0))
+
+
+# --- the lab's predictions (labs/memory-access.md), moved from its runner ---------------
+
+def warp_efficiency_by_enumeration(stride, element_bytes, segment_bytes):
+    """Independent oracle: the set of segments that 32 threads' bytes fall into."""
+    touched = {(t * stride * element_bytes + byte) // segment_bytes
+               for t in range(32) for byte in range(element_bytes)}
+    return 32 * element_bytes / (len(touched) * segment_bytes)
+
+
+@given(st.integers(1, 300), st.sampled_from([1, 2, 4, 8]), st.sampled_from([32, 64, 128]))
+def test_efficiency_matches_byte_enumeration(stride, element_bytes, segment_bytes):
+    assert ma.predicted_efficiency(stride, element_bytes, segment_bytes=segment_bytes) == \
+        pytest.approx(warp_efficiency_by_enumeration(stride, element_bytes, segment_bytes))
+
+
+@given(st.integers(1, 200), st.sampled_from([1, 2, 4, 8]))
+def test_efficiency_never_rises_with_stride_and_floors_at_one_element_per_sector(stride, b):
+    e0 = ma.predicted_efficiency(stride, b)
+    e1 = ma.predicted_efficiency(stride + 1, b)
+    assert 0 < e1 <= e0 <= 1
+    assert e0 >= b / ma.SECTOR_BYTES  # every thread pays at most one whole sector
+    assert ma.predicted_efficiency(1, b) == 1.0
+
+
+def test_predicted_efficiency_reproduces_the_guide():
+    # CUDA C++ Best Practices Guide, "Strided Accesses": a stride of 2 gives 50% load efficiency;
+    # a unit stride of 4-byte words fills four 32-byte sectors exactly.
+    assert ma.predicted_efficiency(2, 4) == 0.5
+    assert ma.predicted_efficiency(1, 4) == 1.0
+    assert ma.predicted_efficiency(32, 4) == 4 / 32
+
+
+def test_conflict_degree_against_bank_enumeration_and_the_padding_trick():
+    for tile in (8, 16, 31, 32, 33, 64):
+        for pad in (0, 1, 2):
+            pitch = tile + pad
+            banks = [(t * pitch) % 32 for t in range(32)]  # a warp walking down one column
+            assert ma.predicted_conflict_degree(tile, pad) == max(banks.count(b) for b in banks)
+    # tile[32][32]: all 32 threads on one bank; tile[32][33]: none share one (Harris 2013)
+    assert ma.predicted_conflict_degree(32, 0) == 32
+    assert ma.predicted_conflict_degree(32, 1) == 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ma.predicted_efficiency(0, 4),
+    lambda: ma.predicted_efficiency(1, 0),
+    lambda: ma.predicted_efficiency(1, 3),  # does not divide a sector
+    lambda: ma.predicted_efficiency(1.5, 4),
+    lambda: ma.predicted_efficiency(True, 4),
+    lambda: ma.predicted_conflict_degree(0),
+    lambda: ma.predicted_conflict_degree(32, -1),
+])
+def test_predictions_reject_bad_arguments(call):
+    with pytest.raises(ValueError):
+        call()
+
+def test_cpu_tier_predictions_use_cache_lines():
+    assert math.isclose(ma.predicted_efficiency(16, 4, segment_bytes=64), 1 / 16)
+
+
+def test_predicted_bandwidth_and_transpose_time_follow_the_efficiency():
+    assert ma.predicted_strided_bytes_per_s([1, 2, 8], 4.8e12) == pytest.approx([4.8e12, 2.4e12, 0.6e12])
+    t = ma.predicted_transpose_time_s(8192, 8192, 4.8e12)
+    assert t == pytest.approx(2 * 8192 * 8192 * 4 / 4.8e12)  # a tiled transpose: a copy's time
+    naive = ma.predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192)
+    assert naive / t == pytest.approx((1 + 1 / ma.predicted_efficiency(8192, 4)) / 2)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="peak_bytes_per_s"):
+            ma.predicted_strided_bytes_per_s([1], bad)
+        with pytest.raises(ValueError, match="peak_bytes_per_s"):
+            ma.predicted_transpose_time_s(4, 4, bad)

@@ -1,4 +1,5 @@
-"""Figures of the lab "Memory access patterns" ({ref}`sec-lab-memory-access`).
+"""Figures of the lab "Memory access patterns" ({ref}`sec-lab-memory-access`, page
+``labs/memory-access.md``); the models come from :mod:`helpers.models.memory_access`.
 
 * :func:`opening_animation`: one warp of 32 threads reads 32 floats at stride 1, then at
   stride 8; the sectors the memory system must fetch light up;
@@ -14,7 +15,8 @@ from typing import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from ..labs.memory_access import ELEMENT_BYTES, SECTOR_BYTES, WARP_SIZE, predicted_efficiency
+from ..models.memory_access import FP32_BYTES as ELEMENT_BYTES
+from ..models.memory_access import SECTOR_BYTES, WARP_SIZE, predicted_efficiency
 from .style import new_figure
 from .svg import MUTED, PALETTE, Canvas, Figure
 

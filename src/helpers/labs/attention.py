@@ -25,7 +25,9 @@ On a CPU (the small tier) the fused kernel runs through Triton's interpreter at 
 not) and is checked, not timed; the naive path and SDPA are timed with torch on the CPU in fp32.
 (Triton 3.5's interpreter computes bf16 ``tl.dot`` wrongly, so the CPU tier checks fp16.)
 
-Run as ``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/attention.md`` (the model, this runner's result, the H200 reference and the
+exercise). Run as
+``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_attention` and
 :func:`grade_attention_speed` (the grader of the page's exercise) and the analysis helpers
@@ -38,7 +40,7 @@ import math
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
@@ -52,7 +54,6 @@ __all__ = ["LAB", "GPU", "FULL_HIDDEN", "FULL_TOKENS", "NAIVE_LIMIT_BYTES", "TOL
            "measure_sweep", "run", "reference_or_none", "point_rows", "fused_vs_sdpa",
            "comparison_rows", "comparison_table", "describe", "grade_attention", "grade_attention_speed", "main"]
 
-LAB = "attention"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 #: The naive path is skipped where its score and probability matrices would exceed this.
@@ -69,19 +70,27 @@ FULL_TOKENS = 16384
 #: Query rows checked against float64 per (batch, head) slice.
 CHECK_ROWS = 64
 
+#: The lab's record: its page, size table and bench settings.
+LAB = core.Lab(
+    "attention", pages=("labs/attention.md",),
+    sizes={"tokens": (1024, FULL_TOKENS), "hidden": (256, FULL_HIDDEN),
+           "seq_lens": ([128, 256, 512], [512, 1024, 2048, 4096, 8192, 16384]),
+           "head_dims": ([64], [64, 128])},
+    budget_s=(0.1, 0.25), warmup_s=(0.02, 0.05), min_reps=(3, 3))
+
 
 # --- sizes ---------------------------------------------------------------------------------
 
 def tokens() -> int:
     """``batch * seq`` of every point of the sweep (fixed, as in the FlashAttention-2 paper's
     benchmark: 16k tokens at full size)."""
-    return pick(small=1024, full=FULL_TOKENS)
+    return LAB.size("tokens")
 
 
 def hidden() -> int:
     """Model width ``heads * head_dim``, fixed across head dimensions (2048 at full size, as in
     the FlashAttention-2 paper's benchmark, Section 4.1)."""
-    return pick(small=256, full=FULL_HIDDEN)
+    return LAB.size("hidden")
 
 
 def n_heads(head_dim: int = 64) -> int:
@@ -92,11 +101,11 @@ def n_heads(head_dim: int = 64) -> int:
 
 
 def seq_lens() -> list[int]:
-    return pick(small=[128, 256, 512], full=[512, 1024, 2048, 4096, 8192, 16384])
+    return LAB.size("seq_lens")
 
 
 def head_dims() -> list[int]:
-    return pick(small=[64], full=[64, 128])
+    return LAB.size("head_dims")
 
 
 def fused_configs(head_dim: int) -> list[dict]:
@@ -110,15 +119,6 @@ def fused_configs(head_dim: int) -> list[dict]:
             {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 3},
             {"block_m": 64, "block_n": 128, "num_warps": 4, "num_stages": 3},
             {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 4}]
-
-
-def _budget() -> float:
-    return pick(small=0.1, full=0.25)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
-                 budget_s=_budget(), min_reps=3, env=False)
 
 
 # --- the three implementations --------------------------------------------------------------
@@ -263,7 +263,7 @@ def _choose_config(q, k, v, causal: bool, gen, device: str, d: int) -> tuple[dic
     def attempt(cfg, entry):
         fn = (lambda: kern.attention(q, k, v, causal=causal, **cfg))
         entry["max_abs_error"] = _checked("fused", fn, q, k, v, causal, gen, "bfloat16")
-        entry["median_s"] = _bench(fn, device, f"fused_cfg_{cfg}").median_s
+        entry["median_s"] = LAB.bench(fn, device, f"fused_cfg_{cfg}").median_s
         return entry["median_s"]
 
     return fastest_config(fused_configs(d), attempt, what="fused-kernel configuration")
@@ -325,7 +325,7 @@ def measure_sweep(device: str, gen) -> dict:
                 err = _checked(f"{name} n={n} d={d} causal={causal}", fn, q, k, v, causal, gen,
                                dtype_name)
                 point[name] = {"max_abs_error": err,
-                               "bench": summarize(_bench(fn, device, f"{name}_{key}_{n}"))}
+                               "bench": summarize(LAB.bench(fn, device, f"{name}_{key}_{n}"))}
             out["points"].append(point)
             del q, k, v, impls
             if cuda:
@@ -339,7 +339,7 @@ def run(device: str | None = None) -> dict:
 
     device = device or lab_device()
     result = new_result(LAB, device, tokens=tokens(), hidden=hidden(), seq_lens=seq_lens(),
-                        head_dims=head_dims(), budget_s=_budget(),
+                        head_dims=head_dims(), budget_s=LAB.budget(),
                         naive_limit_bytes=NAIVE_LIMIT_BYTES, tolerance=TOLERANCE,
                         flop_convention="4 N^2 d per head, halved when causal (FlashAttention "
                                         "benchmarks); the naive path computes the full 4 N^2 d")
@@ -363,9 +363,8 @@ def _sdpa_backends() -> dict:
     return out
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -540,8 +539,8 @@ def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096
                       torch.bfloat16)
     mine_fn = (lambda: kern.attention(q, k, v, kernel=kernel))
     _checked("your kernel", mine_fn, q, k, v, False, gen, "bfloat16")
-    mine = _bench(mine_fn, device, "your_attention")
-    sdpa = _bench(lambda: sdpa_attention(q, k, v), device, "sdpa")
+    mine = LAB.bench(mine_fn, device, "your_attention")
+    sdpa = LAB.bench(lambda: sdpa_attention(q, k, v), device, "sdpa")
     flop = model.attention_flop(seq_len, 64, n_heads=heads, batch=q.shape[0])
     print(f"your kernel: {flop / mine.median_s / 1e12:.3g} TFLOP/s, SDPA "
           f"{flop / sdpa.median_s / 1e12:.3g} TFLOP/s")

@@ -28,8 +28,9 @@ The all-reduce is timed in place; to keep its values finite while they grow by a
 per call, its timing buffer starts at ``(B + r) * 2**-100`` and the number of calls is bounded
 (:func:`_max_calls`).
 
-The page ``labs/collectives.md`` shows the result beside the H200 reference
-(:func:`reference_or_none`). Run as
+Pages: ``labs/collectives.md`` shows the result beside the H200 reference
+(:func:`reference_or_none`); ``chapters/collectives.md`` quotes :func:`prose_numbers` of a small
+run and of the reference. Run as
 ``python -m helpers.labs.collectives --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework kept here: :func:`grade_busbw_factor` (the grader of the page's
@@ -42,9 +43,10 @@ import math
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick
+from helpers.bench import bench
 from helpers.labs import core
-from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import (MISSING, fmt, lab_device, new_result, page_numbers, progress,
+                               run_cli, summarize)
 from helpers.labs.grading import Verdict
 from helpers.models import collectives as model
 
@@ -53,7 +55,13 @@ __all__ = ["LAB", "GPU", "MEASURED", "GLOO_RANKS", "gloo_sizes_bytes", "nccl_siz
            "rows", "fits", "largest", "comparison", "comparison_rows", "describe", "prose_numbers", "fmt", "MISSING",
            "grade_busbw_factor", "main"]
 
-LAB = "collectives"
+#: The lab's record: its pages and size table (each rank times a fixed number of repeats).
+LAB = core.Lab(
+    "collectives", pages=("labs/collectives.md", "chapters/collectives.md"),
+    sizes={"nccl_sizes_bytes": ([8, 1 << 12, 1 << 17, 1 << 20], [1 << k for k in range(3, 31)]),
+           # (warm-up calls, timed repeats) per size
+           "nccl_repeats": ((3, 10), (5, 25)), "gloo_repeats": ((2, 15), (3, 21)),
+           "group_timeout_s": (180.0, 400.0)})
 #: The GPU whose NVLink the model's bus bandwidth is compared with (the reference machine).
 GPU = specs.H200_SXM
 #: Collectives measured, in the nccl-tests names of :mod:`helpers.models.collectives`.
@@ -74,14 +82,12 @@ def gloo_sizes_bytes() -> list[int]:
 
 def nccl_sizes_bytes() -> list[int]:
     """Message sizes of the NCCL group: 8 B to 1 GiB by factors of 2 (full), four sizes small."""
-    return pick(small=[8, 1 << 12, 1 << 17, 1 << 20], full=[1 << k for k in range(3, 31)])
+    return LAB.size("nccl_sizes_bytes")
 
 
 def repeats(backend: str) -> tuple[int, int]:
     """``(warm-up calls, timed repeats)`` per size for ``backend``."""
-    if backend == "nccl":
-        return pick(small=(3, 10), full=(5, 25))
-    return pick(small=(2, 15), full=(3, 21))
+    return LAB.size("nccl_repeats" if backend == "nccl" else "gloo_repeats")
 
 
 def _max_calls(ranks: int) -> int:
@@ -271,14 +277,13 @@ def run(device: str | None = None) -> dict:
         result["settings"]["note"] = note
     for backend, p, sizes in progress(groups, desc="process groups"):
         runs.append(measure_group(backend, p, sizes,
-                                  timeout_s=pick(small=180.0, full=400.0)))
+                                  timeout_s=LAB.size("group_timeout_s")))
     result["measurements"]["runs"] = runs
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -374,20 +379,6 @@ def describe(result: dict) -> str:
     return "\n".join(lines)
 
 
-MISSING = "(not measured yet)"
-
-
-def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
-    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
-
-    >>> fmt(4.5e11, ".3g", 1e9), fmt(None)
-    ('450', '(not measured yet)')
-    """
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return MISSING
-    return format(value if scale == 1 else value / scale, spec)
-
-
 def _fit_numbers(result: dict | None, backend: str, ranks: int | None, name: str) -> dict:
     r = _run(result, backend, ranks) if result else None
     if r is None:
@@ -404,6 +395,13 @@ def _fit_numbers(result: dict | None, backend: str, ranks: int | None, name: str
             "n_half": ca * f["alpha_s"] * bw / cb if bw else None}
 
 
+_NCCL_KEYS = ("ranks", "alpha_us", "bw_gbs", "worst_pct", "busbw_gbs", "size_mib",
+              "busbw_link_pct", "n_half_kib")
+_GLOO_KEYS = ("alpha_us", "bw_mbs", "worst_pct", "busbw_mbs", "size_mib", "n_half_kib")
+
+
+@page_numbers([f"nccl_{k}" for k in _NCCL_KEYS]
+              + [f"gloo{p}_{k}" for p in GLOO_RANKS for k in _GLOO_KEYS])
 def prose_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[str, str]:
     """The strings a page glues about one result (all-reduce fits and bandwidths); every value
     is :data:`MISSING` when ``result`` is None or lacks the run."""

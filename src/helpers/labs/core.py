@@ -19,6 +19,16 @@ Three tiers, one notebook (:func:`tier`):
 * ``"gpu"``: a CUDA GPU is usable; the lab runs full sizes live on it;
 * the shipped H200 reference, always shown.
 
+Each runner declares one :class:`Lab` record: its name, the page(s) that use it, its size table
+for the small and full tiers, its benchmark settings; the record loads and checks the shipped
+reference (:meth:`Lab.reference`). Every page renders a number not measured yet as
+:data:`MISSING`, formats numbers with :func:`fmt`, and reads the numbers its prose glues from
+the runner's ``prose_numbers(result)``, whose contract :func:`page_numbers` enforces. A new lab
+is its ``measure_*`` functions, a ``run(device)``, a grader, ``main()`` and a page.
+
+Used by every page in ``labs/`` (through its runner) and by ``appendix/status.md``
+(through :mod:`.summary`).
+
 >>> tier() in ("cpu", "gpu")
 True
 >>> reference_path("timing").name
@@ -28,18 +38,21 @@ True
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import json
 import math
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from helpers.bench.env import environment
-from helpers.bench.sizes import SIZE_ENV, has_cuda, size_tier
+from helpers.bench.sizes import SIZE_ENV, has_cuda, pick, size_tier
 
-__all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "tier", "lab_device", "announce", "new_result",
+__all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "Lab", "MISSING", "fmt", "page_numbers", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
            "reference_or_none",
            "progress", "fastest_config", "NoConfigRan", "run_cli", "provenance_line", "cpu_threads"]
@@ -50,6 +63,168 @@ SCHEMA = 1
 ROOT = Path(__file__).resolve().parents[3]
 #: Where the results measured on a real H200 are committed.
 REFERENCE_DIR = ROOT / "labs" / "reference" / "h200"
+
+
+#: What a page shows in place of a number the H200 reference (or this machine) has not
+#: supplied: the one rendering of "not measured yet" in every lab.
+MISSING = "(not measured yet)"
+
+
+def _pair(what: str, value: Any) -> tuple:
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise ValueError(f"{what} must be a (small, full) pair, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Lab:
+    """The record of one lab: what every runner declares once, at its top.
+
+    Parameters
+    ----------
+    name : str
+        The lab's snake_case name: the runner is ``helpers.labs.<name>``, its result file
+        ``<name>.json`` and its shipped reference ``labs/reference/h200/<name>.json``.
+    pages : tuple of str
+        The page(s) that use the runner, relative to the repository root (the back-reference).
+    sizes : mapping
+        The size table: ``{key: (small, full)}``, read through the one size switch by
+        :meth:`size`.
+    budget_s, warmup_s : (float, float)
+        Seconds of timed phase and of warm-up per :meth:`bench` call, small and full tier.
+    min_reps : (int, int)
+        Fewest timed repetitions per :meth:`bench` call, small and full tier.
+    flush_cache : bool
+        Whether :meth:`bench` flushes the cache before each repetition.
+
+    >>> lab = Lab("demo_lab", pages=("labs/demo.md",), sizes={"n": (256, 8192)})
+    >>> str(lab), lab.reference_file.name
+    ('demo_lab', 'demo_lab.json')
+    >>> lab.size("n") == pick(small=256, full=8192), lab.budget() == pick(small=0.1, full=0.3)
+    (True, True)
+    """
+
+    name: str
+    pages: tuple[str, ...]
+    sizes: Mapping[str, tuple] = field(default_factory=dict)
+    budget_s: tuple[float, float] = (0.1, 0.3)
+    warmup_s: tuple[float, float] = (0.02, 0.05)
+    min_reps: tuple[int, int] = (5, 5)
+    flush_cache: bool = False
+
+    def __post_init__(self):
+        if not (isinstance(self.name, str) and self.name
+                and self.name.replace("_", "").isalnum()):
+            raise ValueError(f"name must be a snake_case lab name, got {self.name!r}")
+        if isinstance(self.pages, str) or not self.pages:
+            raise ValueError(f"pages must be a non-empty tuple of page paths, got {self.pages!r}")
+        for key, value in self.sizes.items():
+            _pair(f"sizes[{key!r}]", value)
+        for what in ("budget_s", "warmup_s", "min_reps"):
+            small, full = _pair(what, getattr(self, what))
+            if not (small > 0 and full > 0):
+                raise ValueError(f"{what} must be positive in both tiers, got {(small, full)!r}")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def reference_file(self) -> Path:
+        """Where the lab's H200 reference lives (see :func:`reference_path`)."""
+        return reference_path(self.name)
+
+    def size(self, key: str):
+        """The size ``key`` of the size table at the size tier in force (a fresh copy)."""
+        if key not in self.sizes:
+            raise ValueError(f"size must be one of {sorted(self.sizes)}, got {key!r}")
+        small, full = self.sizes[key]
+        return copy.deepcopy(pick(small=small, full=full))
+
+    def budget(self) -> float:
+        """Seconds of timed phase per :meth:`bench` call at the size tier in force."""
+        return pick(small=self.budget_s[0], full=self.budget_s[1])
+
+    def bench(self, fn: Callable[[], Any], device: str, name: str, **overrides):
+        """:func:`helpers.bench.bench` of ``fn`` with this lab's settings (environment not
+        recorded: a result file records it once); ``overrides`` replace any of them."""
+        from helpers.bench import bench
+
+        settings = dict(warmup_s=pick(small=self.warmup_s[0], full=self.warmup_s[1]),
+                        budget_s=self.budget(),
+                        min_reps=pick(small=self.min_reps[0], full=self.min_reps[1]),
+                        env=False)
+        if self.flush_cache:
+            settings["flush_cache"] = True
+        settings.update(overrides)
+        return bench(fn, device=device, name=name, **settings)
+
+    def reference(self) -> dict | None:
+        """The shipped H200 result, checked (:func:`load_result`), or None with a one-line
+        note while it has not been measured: a page still executes, and says so."""
+        ref = reference_or_none(self.name)
+        if ref is None:
+            print("H200 reference not measured yet for this lab.")
+        elif ref.get("lab") != self.name:
+            raise ValueError(f"{self.reference_file}: holds lab {ref.get('lab')!r}, "
+                             f"expected {self.name!r}")
+        return ref
+
+
+def _lab_name(lab: "Lab | str") -> str:
+    return lab.name if isinstance(lab, Lab) else lab
+
+
+def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
+    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when there is no number.
+
+    No number is None, NaN or an infinity: a page never prints ``nan`` or ``inf`` in place of
+    a measurement. The page glues these strings, so a number measured on the H200 appears
+    once the reference file exists, and the page still builds before it does.
+
+    >>> fmt(4.3e12, ".3g", 1e12), fmt(7, "d"), fmt(0.953, ".0%")
+    ('4.3', '7', '95%')
+    >>> fmt(None), fmt(float("nan")), fmt(float("inf"))
+    ('(not measured yet)', '(not measured yet)', '(not measured yet)')
+    """
+    if value is None or (not isinstance(value, str) and not math.isfinite(value)):
+        return MISSING
+    return format(value if scale == 1 else value / scale, spec)
+
+
+def page_numbers(keys: Iterable[str]):
+    """Decorate a runner's ``prose_numbers(result, ...)``: the contract for what a page glues.
+
+    The decorated function returns a dict of exactly ``keys``, each value a string, in the
+    order the function makes them (a page glues them in that order, and its reference notebook
+    records the glue in that order); for ``result`` None it is not called, and every value is
+    :data:`MISSING`, in the order of ``keys``. A key missing, extra, or not a string is a
+    ValueError (a bug in the runner, not in the data).
+
+    >>> @page_numbers(["n"])
+    ... def prose_numbers(result):
+    ...     return {"n": fmt(result["n"], "d")}
+    >>> prose_numbers({"n": 3}), prose_numbers(None)
+    ({'n': '3'}, {'n': '(not measured yet)'})
+    """
+    keys = tuple(keys)
+
+    def decorate(compute: Callable[..., dict]) -> Callable[..., dict]:
+        @functools.wraps(compute)
+        def numbers(result: dict | None, *args, **kwargs) -> dict[str, str]:
+            if result is None:
+                return dict.fromkeys(keys, MISSING)
+            out = compute(result, *args, **kwargs)
+            if set(out) != set(keys):
+                raise ValueError(f"{compute.__name__} must return the keys {sorted(keys)}; "
+                                 f"missing {sorted(set(keys) - set(out))}, "
+                                 f"extra {sorted(set(out) - set(keys))}")
+            bad = {k: v for k, v in out.items() if not isinstance(v, str)}
+            if bad:
+                raise ValueError(f"{compute.__name__} must return strings, got {bad!r}")
+            return out
+        numbers.keys = keys
+        return numbers
+    return decorate
 
 
 def tier() -> str:
@@ -78,8 +253,9 @@ def announce() -> str:
     return t
 
 
-def new_result(lab: str, device: str, **settings: Any) -> dict:
+def new_result(lab: Lab | str, device: str, **settings: Any) -> dict:
     """A result skeleton: the lab's name, tier, size tier, settings and provenance."""
+    lab = _lab_name(lab)
     if not lab or not lab.replace("_", "").isalnum():
         raise ValueError(f"lab must be a snake_case name, got {lab!r}")
     return {
@@ -127,13 +303,14 @@ def load_result(path: str | os.PathLike) -> dict:
     return data
 
 
-def reference_path(lab: str) -> Path:
+def reference_path(lab: Lab | str) -> Path:
     """Where the H200 reference result of ``lab`` lives in the repository."""
-    return REFERENCE_DIR / f"{lab}.json"
+    return REFERENCE_DIR / f"{_lab_name(lab)}.json"
 
 
-def load_reference(lab: str) -> dict:
+def load_reference(lab: Lab | str) -> dict:
     """The H200 reference result of ``lab``, as measured and committed (never edited)."""
+    lab = _lab_name(lab)
     path = reference_path(lab)
     if not path.exists():
         raise FileNotFoundError(
@@ -142,10 +319,11 @@ def load_reference(lab: str) -> dict:
     return load_result(path)
 
 
-def reference_or_none(lab: str) -> dict | None:
+def reference_or_none(lab: Lab | str) -> dict | None:
     """The H200 reference result of ``lab``, or None while it has not been measured.
 
-    Lab pages use it so that they still execute (and say so) before the GPU run.
+    Lab pages use it through :meth:`Lab.reference`, so that they still execute (and say so)
+    before the GPU run.
     """
     try:
         return load_reference(lab)
@@ -256,8 +434,9 @@ def provenance_line(result: dict) -> str:
     return ", ".join(parts) + "."
 
 
-def run_cli(lab: str, run: Callable[[str], dict], argv: list[str] | None = None) -> Path:
+def run_cli(lab: Lab | str, run: Callable[[str], dict], argv: list[str] | None = None) -> Path:
     """The command line of a runner: ``--out``, ``--size`` and ``--device``; saves the result."""
+    lab = _lab_name(lab)
     parser = argparse.ArgumentParser(prog=f"python -m helpers.labs.{lab}",
                                      description=f"Run the {lab} lab and write {lab}.json.")
     parser.add_argument("--out", required=True, help="directory for the JSON result")

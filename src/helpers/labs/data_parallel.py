@@ -20,7 +20,8 @@ The model (:func:`helpers.models.distributed_analysis.dp_step_time_s`) predicts 
 the measured forward, backward and optimizer times and the fitted all-reduce cost of each
 bucket DDP actually built.
 
-Run on a GPU machine as ``python -m helpers.labs.data_parallel --out DIR``.
+Pages: ``labs/data-parallel.md`` (the lab) and ``chapters/distributed-analysis.md`` (which quotes
+the reference). Run on a GPU machine as ``python -m helpers.labs.data_parallel --out DIR``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import statistics
 import tempfile
 from typing import Callable, Sequence
 
-from helpers.bench import pick
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, run_cli
 from helpers.labs.grading import Verdict
@@ -40,7 +40,12 @@ from helpers.models import distributed_analysis as da
 __all__ = ["LAB", "WORLD_SIZE", "settings_for", "run", "predict", "model_rows", "comparison_rows",
            "reference_or_none", "grade_exposed_comm", "timeline_of", "main"]
 
-LAB = "data_parallel"
+#: The lab's record: its pages and size table (every rank times a fixed number of steps).
+LAB = core.Lab(
+    "data_parallel", pages=("labs/data-parallel.md", "chapters/distributed-analysis.md"),
+    sizes={"width": (512, 4096), "depth": (8, 8), "rows_per_rank": (256, 8192),
+           "warmup_steps": (2, 5), "reps": (5, 20), "sweep_points": (4, 8),
+           "timeout_s": (240.0, 540.0)})
 WORLD_SIZE = 2
 MiB = 1 << 20
 
@@ -48,26 +53,25 @@ MiB = 1 << 20
 def settings_for(device: str) -> dict:
     """The run's sizes and counts at the size tier in force (plain data, sent to every rank)."""
     cuda = device.startswith("cuda")
-    width = pick(small=512, full=4096)
-    depth = pick(small=8, full=8)
+    width, depth = LAB.size("width"), LAB.size("depth")
     layer_bytes = 4.0 * (width * width + width)  # fp32 gradients of one Linear layer
     total = depth * layer_bytes
     return dict(
         backend="nccl" if cuda else "gloo",
         width=width, depth=depth,
-        rows_per_rank=pick(small=256, full=8192),
+        rows_per_rank=LAB.size("rows_per_rank"),
         autocast_bf16=cuda,
         # relative error of the weight update, DDP vs one process: fp32 agrees to rounding;
         # bf16 matrix products round the gradients to about 3 significant digits
         update_tolerance=5e-2 if cuda else 1e-4,
         lr=1e-2,
         check_steps=3,
-        warmup_steps=pick(small=2, full=5),
-        reps=pick(small=5, full=20),
+        warmup_steps=LAB.size("warmup_steps"),
+        reps=LAB.size("reps"),
         # one bucket per layer (the cap is below one layer's bytes) vs one bucket for all
         configs={"per_layer": 0.5 * layer_bytes / MiB, "one_bucket": 1.5 * total / MiB},
-        sweep_bytes=[float(b) for b in _sweep(total, pick(small=4, full=8))],
-        timeout_s=pick(small=240.0, full=540.0),
+        sweep_bytes=[float(b) for b in _sweep(total, LAB.size("sweep_points"))],
+        timeout_s=LAB.size("timeout_s"),
         threads_per_rank=1 if not cuda else None,
     )
 
@@ -120,7 +124,7 @@ def _step_fn(model, opt, x, y, settings: dict, device_type: str) -> Callable[[],
     return step
 
 
-def _bench(fn, device: str, reps: int):
+def _lockstep_bench(fn, device: str, reps: int):
     """``helpers.bench.bench`` with a fixed repetition count (ranks must call collectives in
     lockstep, so a time-based warm-up, which differs between ranks, is not allowed)."""
     from helpers.bench import bench
@@ -202,11 +206,11 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
         for _ in range(warm):  # DDP rebuilds its buckets after the first step
             step()
         sync(device)
-        timings[name] = {"step": _bench(step, device, reps),
+        timings[name] = {"step": _lockstep_bench(step, device, reps),
                          "bucket_bytes": _bucket_bytes(ddp, settings)}
         if name == "per_layer":
             with ddp.no_sync():
-                timings["compute_step"] = _bench(step, device, reps)
+                timings["compute_step"] = _lockstep_bench(step, device, reps)
             inner = ddp.module
 
             def forward():
@@ -214,8 +218,8 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
                                                      enabled=settings["autocast_bf16"]):
                     inner(x)
 
-            timings["forward"] = _bench(forward, device, reps)
-            timings["optimizer"] = _bench(opt.step, device, reps)
+            timings["forward"] = _lockstep_bench(forward, device, reps)
+            timings["optimizer"] = _lockstep_bench(opt.step, device, reps)
             timings["profile"] = _profile(step, device, cuda, rank, trace_dir)
         del ddp, opt, model
         dist.barrier()
@@ -233,7 +237,7 @@ def _rank_main(rank: int, world_size: int, settings: dict, trace_dir: str) -> di
             raise AssertionError(f"all-reduce of {nbytes:.0f} bytes returned a wrong sum")
         ar = lambda: dist.all_reduce(buf)
         sync(device)
-        sweep.append({"bytes": nbytes, **_bench(ar, device, reps)})
+        sweep.append({"bytes": nbytes, **_lockstep_bench(ar, device, reps)})
         del buf, base
     out["allreduce_sweep"] = sweep
     return out
@@ -400,12 +404,8 @@ def comparison_rows(reference: dict | None, yours: dict | None = None) -> list:
     return rows if yours is not None else [replace(r, yours=None) for r in rows]
 
 
-def reference_or_none() -> dict | None:
-    """The shipped H200 result, or None (with a one-line note) if it has not been measured yet."""
-    ref = core.reference_or_none(LAB)
-    if ref is None:
-        print("H200 reference not measured yet for this lab.")
-    return ref
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- grading ------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ groups the query heads that share a key/value head instead of copying the keys a
 per query head (``repeat_interleave``), so the cache is read once per step as the model
 assumes (a serving kernel such as FlashAttention or vLLM's PagedAttention does the same).
 
-Run as ``python -m helpers.labs.decode --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/decode.md``. Run as
+``python -m helpers.labs.decode --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept here: :func:`decode_bytes` (the model's bytes per step),
 :func:`grade_decode_bytes` (the page's grader), and the analysis helpers.
@@ -52,7 +53,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import pick, sync
 from helpers.labs import core
 from helpers.labs.core import finite, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
@@ -70,7 +71,12 @@ __all__ = ["LAB", "GPU", "GPU_CONFIG", "CPU_CONFIG", "decode_bytes", "kv_bytes",
            "comparison_table", "describe",
            "grade_decode_bytes", "main"]
 
-LAB = "decode"
+#: The lab's record: its page, size table and bench settings.
+LAB = core.Lab(
+    "decode", pages=("labs/decode.md",),
+    sizes={"batches": ([1, 4, 16], [1, 2, 4, 8, 16, 32, 64, 128, 256]),
+           "contexts": ([64, 512], [128, 4096]), "copy_mib": (16, 1024)},
+    budget_s=(0.08, 0.25), warmup_s=(0.01, 0.05), min_reps=(3, 3))
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 
@@ -191,22 +197,13 @@ def configs() -> list[TransformerConfig]:
 
 
 def batches() -> list[int]:
-    return pick(small=[1, 4, 16], full=[1, 2, 4, 8, 16, 32, 64, 128, 256])
+    return LAB.size("batches")
 
 
 def contexts(cfg: TransformerConfig) -> list[int]:
     """Context lengths (tokens in the cache at the timed step): a short one and a long one."""
-    return [c for c in pick(small=[64, 512], full=[128, 4096]) if c <= cfg.max_seq_len] or \
+    return [c for c in LAB.size("contexts") if c <= cfg.max_seq_len] or \
         [cfg.max_seq_len]
-
-
-def _budget() -> float:
-    return pick(small=0.08, full=0.25)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.05),
-                 budget_s=_budget(), min_reps=3, env=False)
 
 
 def _dtype(device: str):
@@ -336,14 +333,14 @@ def measure_copy(device: str) -> dict:
     """Bandwidth of ``dst.copy_(src)`` on a buffer far larger than the caches (bytes read plus
     written), checked for equality (destination poisoned with NaN) before timing."""
 
-    n = pick(small=16, full=1024) * 2**20 // 4
+    n = LAB.size("copy_mib") * 2**20 // 4
     src = torch.rand(n, device=device) + 0.5
     dst = torch.full_like(src, float("nan"))
     dst.copy_(src)
     sync(device)
     if not torch.equal(dst, src):
         raise AssertionError("copy: the destination differs from the source")
-    r = _bench(lambda: dst.copy_(src), device, "copy")
+    r = LAB.bench(lambda: dst.copy_(src), device, "copy")
     moved = 2.0 * src.nbytes
     return {"bytes_moved": moved, "bench": summarize(r),
             "bytes_per_s": finite(moved / r.median_s)}
@@ -362,7 +359,7 @@ def _time_stock(model, step, want, dtype_name: str, device: str, name: str) -> d
         sync(device)
         _close(got, want, dtype_name, "the book's attention in the timed step")
         del got
-        return summarize(_bench(step, device, name))
+        return summarize(LAB.bench(step, device, name))
     finally:
         for blk, c in zip(model.blocks, classes):
             blk.attn.__class__ = c
@@ -410,7 +407,7 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
                 raise AssertionError(f"{cfg.name} B={b} S={ctx}: non-finite logits")
             point = {"batch": b, "context": ctx, "kv_bytes": int(cache.nbytes),
                      "step_bytes": decode_bytes(cfg, b, ctx, esize),
-                     "eager": summarize(_bench(step, device, f"{cfg.name}_b{b}_s{ctx}"))}
+                     "eager": summarize(LAB.bench(step, device, f"{cfg.name}_b{b}_s{ctx}"))}
             if b in (1, batches()[-1]):
                 prof = kernel_profile(step, device)
                 if prof is not None:
@@ -427,7 +424,7 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
                     g.replay()
                     sync(device)
                     point["graph_vs_eager"] = _close(graph_out, first, name, "graph replay")
-                    point["graph"] = summarize(_bench(g.replay, device,
+                    point["graph"] = summarize(LAB.bench(g.replay, device,
                                                       f"{cfg.name}_b{b}_s{ctx}_graph"))
                     del g, graph_out
                 except AssertionError:
@@ -448,7 +445,7 @@ def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
     result = new_result(LAB, device, configs=[c.name for c in configs()], batches=batches(),
-                        contexts={c.name: contexts(c) for c in configs()}, budget_s=_budget(),
+                        contexts={c.name: contexts(c) for c in configs()}, budget_s=LAB.budget(),
                         rel_tolerance=REL_TOLERANCE,
                         bytes_model="matmul weights once + batch x KV cache (decode_bytes)")
     m = result["measurements"]
@@ -457,9 +454,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis ---------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ Three measurements, each kernel checked against a float64 reference on fresh ran
   against torch with ``torch.backends.cuda.matmul.fp32_precision = "ieee"``) and on
   (``"tf32"`` for both), so each comparison is made at the same setting.
 
-Timing goes through :func:`helpers.bench.bench` only (CUDA events on a GPU). The page
-``labs/gemm.md`` compares the results with the models of :mod:`helpers.models.gemm` and with
+Timing goes through :func:`helpers.bench.bench` only (CUDA events on a GPU). Page:
+``labs/gemm.md``; it compares the results with the models of :mod:`helpers.models.gemm` and with
 the reference measured on an H200 (:func:`reference_or_none`). Run as
 ``python -m helpers.labs.gemm --out DIR [--size small|full] [--device cpu|cuda]``.
 
@@ -33,12 +33,11 @@ from contextlib import contextmanager
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
-from helpers.labs.core import (NoConfigRan, fastest_config, lab_device, new_result, progress,
-                                run_cli, summarize)
+from helpers.labs.core import (MISSING, NoConfigRan, fastest_config, fmt, lab_device,
+                                new_result, progress, run_cli, summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
-from helpers.labs.roofline import MISSING, fmt
 from helpers.models import gemm as gm
 from helpers.models import roofline
 from helpers.kernels import triton_device
@@ -48,7 +47,6 @@ __all__ = ["LAB", "GPU", "FULL_SIZES", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES",
            "run", "reference_or_none", "config_rows", "best_config", "size_rows", "fp32_rows",
            "check_rows", "config_rate", "fmt", "MISSING", "predicted_rate_flop_per_s", "comparison_rows", "describe", "grade_gemm", "grade_gemm_speed", "main"]
 
-LAB = "gemm"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 
@@ -81,14 +79,22 @@ def _cfg(t):
 FULL_SIZES = (1024, 2048, 3072, 4096, 5120, 6144, 7168, 8192)
 
 
+#: The lab's record: its page, size table and bench settings.
+LAB = core.Lab(
+    "gemm", pages=("labs/gemm.md",),
+    sizes={"sizes": ([64, 128, 192, 256, 384, 512], list(FULL_SIZES)), "sweep_size": (256, 8192),
+           "fp32_size": (256, 4096), "speed_check_size": (1024, 8192)},
+    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05))
+
+
 def sizes() -> list[int]:
     """Square sizes of the size sweep: :data:`FULL_SIZES` on a GPU, small ones on a CPU."""
-    return pick(small=[64, 128, 192, 256, 384, 512], full=list(FULL_SIZES))
+    return LAB.size("sizes")
 
 
 def sweep_size() -> int:
     """The size of the configuration sweep (GPU only): 8192."""
-    return pick(small=256, full=8192)
+    return LAB.size("sweep_size")
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -114,15 +120,6 @@ def _torch_precision(mode: str):
 
     with _matmul_precision(mode):
         yield
-
-
-def _budget() -> float:
-    return pick(small=0.1, full=0.3)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
-                 budget_s=_budget(), env=False)
 
 
 def _max_rel_error(fn, a, b, gen, rows: int | None = None) -> float:
@@ -194,7 +191,7 @@ def measure_configs(device: str, gen) -> tuple[dict, tuple]:
     c.fill_(float("nan"))
     err = _max_rel_error(fn, a, b, gen, rows=16)
     _require(err, TOLERANCE["bf16"], "torch.matmul bf16")
-    out["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{n}"))}
+    out["torch"] = {"max_rel_error": err, "bench": summarize(LAB.bench(fn, device, f"torch_{n}"))}
 
     def attempt(t, entry):
         cfg = _cfg(t)
@@ -203,7 +200,7 @@ def measure_configs(device: str, gen) -> tuple[dict, tuple]:
         err = _max_rel_error(fn, a, b, gen, rows=16)
         _require(err, TOLERANCE["bf16"], f"triton gemm {cfg.name}")
         entry["max_rel_error"] = err
-        entry["bench"] = summarize(_bench(fn, device, f"triton_{cfg.name}"))
+        entry["bench"] = summarize(LAB.bench(fn, device, f"triton_{cfg.name}"))
         return entry["bench"]["median_s"]
 
     try:  # e.g. triton OutOfResources: a tiling that does not fit is recorded as failed
@@ -238,14 +235,14 @@ def measure_sizes(device: str, gen, best: tuple) -> dict:
             c.fill_(float("nan"))
             err = _max_rel_error(fn, a, b, gen, rows=16)
             _require(err, TOLERANCE[prec], f"torch.matmul {prec} n={n}")
-            entry["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{n}"))}
+            entry["torch"] = {"max_rel_error": err, "bench": summarize(LAB.bench(fn, device, f"torch_{n}"))}
             if cuda:
                 c.fill_(float("nan"))
                 fn = _triton_call(a, b, cfg, c)
                 err = _max_rel_error(fn, a, b, gen, rows=16)
                 _require(err, TOLERANCE[prec], f"triton gemm {cfg.name} n={n}")
                 entry["triton"] = {"config": cfg.as_dict(), "max_rel_error": err,
-                                   "bench": summarize(_bench(fn, device, f"triton_{n}"))}
+                                   "bench": summarize(LAB.bench(fn, device, f"triton_{n}"))}
             rows.append(entry)
             del a, b, c
     return {"precision": prec, "sizes": rows}
@@ -262,7 +259,7 @@ def measure_fp32(device: str, gen) -> dict:
 
     if not device.startswith("cuda"):
         return {}
-    n = pick(small=256, full=4096)
+    n = LAB.size("fp32_size")
     cfg = _cfg(FP32_CONFIG)
     a, b = _uniform((n, n), gen, device, torch.float32), _uniform((n, n), gen, device, torch.float32)
     c = torch.empty((n, n), device=device)
@@ -274,12 +271,12 @@ def measure_fp32(device: str, gen) -> dict:
             c.fill_(float("nan"))
             err = _max_rel_error(fn, a, b, gen, rows=16)
             _require(err, TOLERANCE[prec], f"torch.matmul {prec}")
-            entry["torch"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"torch_{prec}"))}
+            entry["torch"] = {"max_rel_error": err, "bench": summarize(LAB.bench(fn, device, f"torch_{prec}"))}
         c.fill_(float("nan"))
         fn = _triton_call(a, b, cfg, c, allow_tf32=(prec == "tf32"))
         err = _max_rel_error(fn, a, b, gen, rows=16)
         _require(err, TOLERANCE[prec], f"triton gemm {prec}")
-        entry["triton"] = {"max_rel_error": err, "bench": summarize(_bench(fn, device, f"triton_{prec}"))}
+        entry["triton"] = {"max_rel_error": err, "bench": summarize(LAB.bench(fn, device, f"triton_{prec}"))}
         out[prec] = entry
     return out
 
@@ -291,7 +288,7 @@ def run(device: str | None = None) -> dict:
     device = device or lab_device()
     result = new_result(LAB, device, sizes=sizes(), sweep_size=sweep_size(),
                         configs=[list(t) for t in CONFIGS], fp32_config=list(FP32_CONFIG),
-                        check_shapes=[list(s) for s in CHECK_SHAPES], budget_s=_budget(),
+                        check_shapes=[list(s) for s in CHECK_SHAPES], budget_s=LAB.budget(),
                         config_fields=["block_m", "block_n", "block_k", "group_m", "num_stages",
                                        "num_warps"],
                         tf32_note="fp32 rows: TF32 off for both torch (fp32_precision 'ieee') "
@@ -306,9 +303,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -508,14 +504,14 @@ def grade_gemm_speed(kernel, device: str | None = None, min_fraction: float = 0.
     if not device.startswith("cuda"):
         raise ValueError("grade_gemm_speed needs a CUDA device; the CPU tier grades correctness")
     gen = torch.Generator().manual_seed(7)
-    n = pick(small=1024, full=8192)
+    n = LAB.size("speed_check_size")
     a, b = _uniform((n, n), gen, device, torch.bfloat16), _uniform((n, n), gen, device, torch.bfloat16)
     c = torch.full((n, n), float("nan"), device=device, dtype=torch.bfloat16)
     cfg = _cfg(GRADE_CONFIG)
     fn = (lambda: matmul(a, b, cfg, out=c, kernel=kernel))
     _require(_max_rel_error(fn, a, b, gen, rows=16), TOLERANCE["bf16"], "your gemm")
-    mine = _bench(fn, device, "your_gemm")
-    ref = _bench(lambda: torch.matmul(a, b), device, "torch_gemm")
+    mine = LAB.bench(fn, device, "your_gemm")
+    ref = LAB.bench(lambda: torch.matmul(a, b), device, "torch_gemm")
     flop = roofline.matmul_flop(n, n, n)
     print(f"your kernel: {flop / mine.median_s / 1e12:.4g} TFLOP/s, torch.matmul "
           f"{flop / ref.median_s / 1e12:.4g} TFLOP/s ({ref.median_s / mine.median_s:.0%})")

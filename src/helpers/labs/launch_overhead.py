@@ -28,7 +28,8 @@ per-operator dispatch cost plus its tiny work), the size sweep, and the batched 
 the CPU's fix; the Triton kernels run through the interpreter at tiny sizes (correctness only:
 the interpreter compiles nothing and its timings mean nothing).
 
-Run on a GPU machine as ``python -m helpers.labs.launch_overhead --out DIR``.
+Page: ``labs/launch-overhead.md``. Run on a GPU machine as
+``python -m helpers.labs.launch_overhead --out DIR``.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ import numpy as np
 # happen before anything imports triton.
 from helpers.kernels import launch_overhead as kern  # noqa: I001
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
-from helpers.labs.core import (lab_device, new_result, progress, run_cli,
+from helpers.labs.core import (MISSING, lab_device, new_result, page_numbers, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict
 from helpers.models import launch
@@ -57,10 +58,23 @@ __all__ = ["LAB", "make_input", "chain", "check_chain", "capture_chain", "run",
            "reference_or_none", "fits", "graphs_note", "chain_times_s", "crossover_bytes",
            "predicted_crossover_bytes", "comparison_rows", "occupancy_rows", "format_rows",
            "prose_numbers",
-           "PENDING", "grade_speedup",
+           "MISSING", "grade_speedup",
            "main"]
 
-LAB = "launch_overhead"
+#: The lab's record: its page, size table and bench settings.
+LAB = core.Lab(
+    "launch_overhead", pages=("labs/launch-overhead.md",),
+    sizes={"n_values": ([1, 4, 16, 64, 256], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]),
+           "sweep_n": (16, 100),
+           "sweep_numels": ([1, 100, 10_000, 1_000_000],
+                            [1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22,
+                             1 << 24, 1 << 26]),
+           "host_n": (64, 200), "host_reps": (15, 50),
+           # the Triton kernels (compiled on a GPU; the interpreter keeps the small ones)
+           "scale_numel": (4096, 1 << 26), "scale_block": (1024, 4096),
+           "scale_warps": ([1, 4], [1, 2, 4, 8, 16]), "rowsum_shape": ((8, 512), (16384, 4096)),
+           "rowsum_warps": ([4], [4, 8, 16])},
+    budget_s=(0.04, 0.25), warmup_s=(0.01, 0.05), min_reps=(5, 10))
 
 
 def make_input(numel: int, device: str, seed: int = 0):
@@ -110,10 +124,9 @@ def capture_chain(x, n_kernels: int):
     return graph
 
 
-def _bench(fn: Callable, device: str, name: str) -> dict:
-    r = bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.05),
-              budget_s=pick(small=0.04, full=0.25), min_reps=pick(small=5, full=10), env=False)
-    return summarize(r)
+def _timed(fn: Callable, device: str, name: str) -> dict:
+    """The JSON summary of :meth:`LAB.bench <helpers.labs.core.Lab.bench>` of ``fn``."""
+    return summarize(LAB.bench(fn, device, name))
 
 
 def _time_eager(x, n: int, device: str) -> dict:
@@ -121,7 +134,7 @@ def _time_eager(x, n: int, device: str) -> dict:
     chain(x, n)
     sync(device)
     check_chain(x, before, n)  # correctness first
-    return _bench(lambda: chain(x, n), device, f"eager_n{n}")
+    return _timed(lambda: chain(x, n), device, f"eager_n{n}")
 
 
 def _time_graph(x, n: int, device: str) -> dict:
@@ -130,7 +143,7 @@ def _time_graph(x, n: int, device: str) -> dict:
     graph.replay()
     sync(device)
     check_chain(x, before, n)  # the replay really runs the n kernels on x
-    out = _bench(graph.replay, device, f"graph_n{n}")
+    out = _timed(graph.replay, device, f"graph_n{n}")
     del graph
     return out
 
@@ -141,7 +154,7 @@ def _time_batched(numel: int, device: str) -> dict:
     big.neg_()
     sync(device)
     check_chain(big, before, 1)
-    out = _bench(big.neg_, device, f"batched_{numel}")
+    out = _timed(big.neg_, device, f"batched_{numel}")
     del big, before
     return out
 
@@ -171,14 +184,14 @@ def _occupancy_data(device: str) -> dict:
     # The interpreter runs every program in Python: it stays at the smallest size whatever
     # the size tier, because it only checks the kernels (its timings mean nothing).
     tiny = kern.INTERPRETED
-    numel = 4096 if tiny else pick(small=4096, full=1 << 26)
-    block = 1024 if tiny else pick(small=1024, full=4096)
+    numel = 4096 if tiny else LAB.size("scale_numel")
+    block = 1024 if tiny else LAB.size("scale_block")
     alpha = 1.5
     x = make_input(numel, device, seed=2)
     y = torch.empty_like(x)
     ref = x.double() * alpha  # float64 reference, on the same device
     rows = []
-    for w in pick(small=[1, 4], full=[1, 2, 4, 8, 16]):
+    for w in LAB.size("scale_warps"):
         y.fill_(float("nan"))  # poisoned: an unwritten element stays NaN and fails the check
         handle = kern.scale(x, y, alpha, block=block, num_warps=w)
         sync(device)
@@ -187,17 +200,17 @@ def _occupancy_data(device: str) -> dict:
         entry = {"kernel": "scale", "num_warps": w, "block": block, "numel": numel,
                  "bytes": 8.0 * numel, "compiled": kern.compiled_info(handle)}
         if cuda:
-            t = _bench(lambda: kern.scale(x, y, alpha, block=block, num_warps=w), device,
+            t = _timed(lambda: kern.scale(x, y, alpha, block=block, num_warps=w), device,
                        f"scale_w{w}")
             entry["bench"] = t
             entry["bytes_per_s"] = entry["bytes"] / t["median_s"]
         rows.append(entry)
     del x, y, ref
-    n_rows, n_cols = (8, 512) if tiny else pick(small=(8, 512), full=(16384, 4096))
+    n_rows, n_cols = (8, 512) if tiny else LAB.size("rowsum_shape")
     a = make_input(n_rows * n_cols, device, seed=3).reshape(n_rows, n_cols)
     out = torch.empty(n_rows, device=device, dtype=torch.float32)
     ref = a.double().sum(dim=1)
-    for w in pick(small=[4], full=[4, 8, 16]):
+    for w in LAB.size("rowsum_warps"):
         out.fill_(float("nan"))
         handle = kern.rowsum(a, out, num_warps=w)
         sync(device)
@@ -206,7 +219,7 @@ def _occupancy_data(device: str) -> dict:
         entry = {"kernel": "rowsum", "num_warps": w, "block": n_cols, "numel": n_rows * n_cols,
                  "bytes": 4.0 * (n_rows * n_cols + n_rows), "compiled": kern.compiled_info(handle)}
         if cuda:
-            t = _bench(lambda: kern.rowsum(a, out, num_warps=w), device, f"rowsum_w{w}")
+            t = _timed(lambda: kern.rowsum(a, out, num_warps=w), device, f"rowsum_w{w}")
             entry["bench"] = t
             entry["bytes_per_s"] = entry["bytes"] / t["median_s"]
         rows.append(entry)
@@ -217,14 +230,9 @@ def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
     cuda = device.startswith("cuda")
-    n_values = pick(small=[1, 4, 16, 64, 256], full=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
-    chain_numel = 1024
-    sweep_n = pick(small=16, full=100)
-    sweep_numels = pick(small=[1, 100, 10_000, 1_000_000],
-                        full=[1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22,
-                              1 << 24, 1 << 26])
-    host_n = pick(small=64, full=200)
-    host_reps = pick(small=15, full=50)
+    n_values, chain_numel, sweep_n = LAB.size("n_values"), 1024, LAB.size("sweep_n")
+    sweep_numels = LAB.size("sweep_numels")
+    host_n, host_reps = LAB.size("host_n"), LAB.size("host_reps")
     result = new_result(LAB, device, n_values=n_values, chain_numel=chain_numel,
                         chain_op="x.neg_() in place, float32", sweep_n=sweep_n,
                         sweep_numels=sweep_numels, host_n=host_n, host_reps=host_reps,
@@ -287,9 +295,8 @@ def fits(result: dict) -> dict:
     return out
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result of this lab, or ``None`` if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 def graphs_note(device: str) -> str:
@@ -466,10 +473,10 @@ def format_rows(rows: list[dict]) -> str:
                      for row in cells)
 
 
-#: What the page says in place of a number the H200 reference has not supplied yet.
-PENDING = "(not measured yet)"
-
-
+@page_numbers(["n", "eager_per_kernel", "eager_fixed", "host_launch", "kernel_in_graph",
+               "graph_launch", "model_eager", "model_eager_err", "speedup", "model_speedup",
+               "batched_speedup", "crossover", "model_crossover", "elements_per_dispatch",
+               "residual"])
 def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]:
     """The numbers a page quotes from one result, formatted with their units, as strings.
 
@@ -477,17 +484,12 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
     ``kernel_in_graph``, ``graph_launch``, ``model_eager``, ``model_eager_err``, ``speedup``,
     ``model_speedup``, ``batched_speedup``, ``crossover``, ``model_crossover``,
     ``elements_per_dispatch``, ``residual``. A value the result cannot supply (no result, no
-    graphs on a CPU) is :data:`PENDING` or ``"-"``.
+    graphs on a CPU) is :data:`MISSING` or ``"-"``.
     """
     from helpers.labs.report import relative_error
     from helpers.units import fmt_bytes, fmt_time
 
-    keys = ("n", "eager_per_kernel", "eager_fixed", "host_launch", "kernel_in_graph",
-            "graph_launch", "model_eager", "model_eager_err", "speedup", "model_speedup",
-            "batched_speedup", "crossover", "model_crossover", "elements_per_dispatch", "residual")
-    if result is None:
-        return dict.fromkeys(keys, PENDING)
-    out = dict.fromkeys(keys, "-")
+    out = dict.fromkeys(prose_numbers.keys, "-")
     f = result["measurements"]["fits"]
     t = chain_times_s(result)
     out["n"] = str(t["n"])

@@ -33,7 +33,7 @@ quantity measured is each request's latency, not a kernel, so :func:`helpers.ben
 not apply). The GPU is not used: the reference run on the GPU machine runs its pool on that
 machine's CPU cores; queueing needs servers, not a particular kind.
 
-Run as ``python -m helpers.labs.load --out DIR [--size small|full]``.
+Page: ``labs/load.md``. Run as ``python -m helpers.labs.load --out DIR [--size small|full]``.
 
 Additions to the lab framework, kept here: :func:`grade_erlang_c` (the page's grader).
 """
@@ -50,7 +50,7 @@ import numpy as np
 
 from helpers.bench import pick
 from helpers.labs import core
-from helpers.labs.core import new_result, progress, run_cli
+from helpers.labs.core import MISSING, new_result, page_numbers, progress, run_cli
 from helpers.labs.grading import Verdict
 from helpers.models import queueing as qm
 from helpers.models import slo as slom
@@ -61,7 +61,12 @@ __all__ = ["LAB", "settings", "usable_cpus", "Pool", "calibrate", "drive", "pred
            "replay_own_service", "idle_while_waiting", "gap_rows", "gap_numbers",
            "IDLE_CHECK_FROM_FACTOR", "main"]
 
-LAB = "load"
+#: The lab's record: its page and size table (no kernel is timed: ``bench`` does not apply).
+LAB = core.Lab(
+    "load", pages=("labs/load.md",),
+    sizes={"output_mean_tokens": (4.0, 16.0), "output_cap_tokens": (24, 96),
+           "calibration_requests": (16, 160), "requests_per_run": (32, 400),
+           "load_factors": ([0.6, 0.9, 1.5, 2.5], [0.4, 0.6, 0.8, 0.9, 1.1, 1.4, 2.0, 3.0])})
 SEED = 2026
 PROMPT_LEN = 32
 
@@ -81,12 +86,9 @@ def settings() -> dict:
         "servers": pick(small=2 if cpus >= 2 else 1, full=max(1, min(8, cpus - 2))),
         "usable_cpus": cpus,
         "prompt_len": PROMPT_LEN,
-        "output_mean_tokens": pick(small=4.0, full=16.0),
-        "output_cap_tokens": pick(small=24, full=96),
-        "calibration_requests": pick(small=16, full=160),
-        "requests_per_run": pick(small=32, full=400),
-        "load_factors": pick(small=[0.6, 0.9, 1.5, 2.5],
-                             full=[0.4, 0.6, 0.8, 0.9, 1.1, 1.4, 2.0, 3.0]),
+        **{k: LAB.size(k) for k in ("output_mean_tokens", "output_cap_tokens",
+                                    "calibration_requests", "requests_per_run")},
+        "load_factors": LAB.size("load_factors"),
         "slo_service_times": 1.0,  # SLO on TTFT = mean prefill + this many mean service times
         "model": "book-lm",
         "pool_device": "cpu",
@@ -439,9 +441,8 @@ def run(device: str) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The shipped H200-machine result, or None while it has not been measured."""
-    return core.reference_or_none(LAB)
+#: The shipped H200-machine result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 def run_rows(result: dict) -> list[dict]:
@@ -484,17 +485,12 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
     return out
 
 
-MISSING = "(not measured yet)"
-
-
+@page_numbers(["servers", "cpus", "service_ms", "cv", "prefill_ms", "slo_ms", "cap", "n_runs",
+               "high_factor", "free_high_pct", "free_high_model_pct", "cap_high_pct",
+               "cap_high_model_pct", "cap_high_block_pct", "cap_high_block_model_pct",
+               "sim_mae_pct", "model_mae_pct", "best_free_pct", "best_free_factor"])
 def prose_numbers(result: dict | None) -> dict:
     """The numbers the page's prose states about a result, formatted (MISSING when absent)."""
-    keys = ("servers", "cpus", "service_ms", "cv", "prefill_ms", "slo_ms", "cap", "n_runs",
-            "high_factor", "free_high_pct", "free_high_model_pct", "cap_high_pct",
-            "cap_high_model_pct", "cap_high_block_pct", "cap_high_block_model_pct",
-            "sim_mae_pct", "model_mae_pct", "best_free_pct", "best_free_factor")
-    if result is None:
-        return {k: MISSING for k in keys}
     m = result["measurements"]
     cal = m["calibration"]
     rows = run_rows(result)
@@ -529,17 +525,15 @@ def prose_numbers(result: dict | None) -> dict:
 IDLE_CHECK_FROM_FACTOR = 0.8
 
 
+@page_numbers([f"{tag}_{k}" for tag in ("near", "over") for k in (
+    "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal", "rho_own")]
+    + ["mae_cal", "mae_own", "idle_max_pct", "idle_from"])
 def gap_numbers(result: dict | None) -> dict:
     """The numbers the page's account of the gaps states, formatted (MISSING when absent):
     the uncapped run nearest below saturation and the capped run at the highest load (each
     measured, formula, calibrated replay, own-service replay, service-time change and the
     utilizations), the mean absolute attainment error of both replays over all runs, and the
     largest idle-while-waiting fraction at :data:`IDLE_CHECK_FROM_FACTOR` of capacity and above."""
-    keys = [f"{tag}_{k}" for tag in ("near", "over") for k in (
-        "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal",
-        "rho_own")] + ["mae_cal", "mae_own", "idle_max_pct", "idle_from"]
-    if result is None:
-        return {k: MISSING for k in keys}
     rows = gap_rows(result)
     free = [r for r in rows if r["policy"] == "none" and r["factor"] < 1]
     near = max(free or [r for r in rows if r["policy"] == "none"], key=lambda r: r["factor"])

@@ -20,7 +20,9 @@ Three measurements, each beside the sector model's prediction:
   compiler is usable; otherwise recorded as unavailable with the reason.
 
 Every timed kernel is checked against a reference before it is timed, on random (never
-all-zero) inputs. Run on a GPU machine as ``python -m helpers.labs.memory_access --out DIR``.
+all-zero) inputs. The models (``predicted_*``) live in :mod:`helpers.models.memory_access`;
+this module re-exports them for its page, ``labs/memory-access.md``. Run on a GPU machine as
+``python -m helpers.labs.memory_access --out DIR``.
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ import shutil
 from typing import Any, Callable
 
 from helpers import specs
-from helpers.bench import bench, has_cuda, pick, sync
+from helpers.bench import bench, has_cuda, sync
 from helpers.labs import core
 from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
-from helpers.models import memory_access as mam
-from helpers.models._checks import positive_int as _positive_int
+from helpers.models.memory_access import (FP32_BYTES, SECTOR_BYTES, WARP_SIZE,
+                                          predicted_conflict_degree, predicted_efficiency,
+                                          predicted_strided_bytes_per_s,
+                                          predicted_transpose_time_s)
 
 __all__ = ["LAB", "STRIDES", "ELEMENT_BYTES", "SECTOR_BYTES", "CPU_LINE_BYTES", "WARP_SIZE",
            "predicted_efficiency", "predicted_conflict_degree", "predicted_strided_bytes_per_s",
@@ -46,120 +50,21 @@ __all__ = ["LAB", "STRIDES", "ELEMENT_BYTES", "SECTOR_BYTES", "CPU_LINE_BYTES", 
            "transposes", "bank_conflicts", "run", "reference_or_none", "grade_transpose",
            "grade_transpose_performance", "GRADE_SHAPE", "main"]
 
-LAB = "memory_access"
+#: The lab's record: its page, size table and ``bench`` budget.
+LAB = core.Lab(
+    "memory_access", pages=("labs/memory-access.md",),
+    sizes={"strided_elements": (1 << 18, 1 << 25), "transpose_shape": ((512, 768), (8192, 8192)),
+           "bank_shape": ((1024, 1024), (8192, 8192)), "grade_speed_shape": ((2048, 2048), (8192, 8192))},
+    budget_s=(0.1, 0.3))
 #: Strides (elements) of the strided read.
 STRIDES = (1, 2, 4, 8, 16, 32, 64)
-#: Bytes of one float32 element.
-ELEMENT_BYTES = 4
-#: Bytes of one sector, the unit in which a GPU fetches global memory.
-SECTOR_BYTES = 32
+#: Bytes of one float32 element (the models' :data:`~helpers.models.memory_access.FP32_BYTES`).
+ELEMENT_BYTES = FP32_BYTES
 #: Bytes of one CPU cache line (x86-64 and most Arm server cores).
 CPU_LINE_BYTES = 64
-#: Threads per warp.
-WARP_SIZE = 32
 #: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
 #: multiple of the tile, so a kernel with a missing or swapped mask leaves elements unwritten.
 GRADE_SHAPE = {"cpu": (45, 77), "gpu": (1023, 2049)}
-
-
-def predicted_efficiency(stride: int, element_bytes: int, *,
-                         segment_bytes: int = SECTOR_BYTES) -> float:
-    r"""Coalescing efficiency of a warp reading 32 elements ``stride`` apart (dimensionless).
-
-    .. math:: \eta(s) = \frac{32\,b}{N_{seg}\,S}, \qquad
-              N_{seg} = \min\!\left(32, \left\lceil \frac{31\,s\,b + b}{S} \right\rceil\right)
-
-    for an aligned warp whose elements do not straddle a segment (``b`` divides ``S``).
-
-    Parameters
-    ----------
-    stride : int
-        :math:`s`, elements between neighbouring threads' addresses (>= 1).
-    element_bytes : int
-        :math:`b`, bytes per element (a divisor of ``segment_bytes``).
-    segment_bytes : int
-        :math:`S`: 32 for a GPU sector, 64 for a CPU cache line.
-
-    Returns
-    -------
-    float
-        Useful bytes over bytes fetched, in (0, 1].
-
-    References
-    ----------
-    NVIDIA, CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory", "Strided
-    Accesses".
-
-    Examples
-    --------
-    >>> [predicted_efficiency(s, 4) for s in (1, 2, 8, 32)]
-    [1.0, 0.5, 0.125, 0.125]
-    >>> predicted_efficiency(32, 4, segment_bytes=64)
-    0.0625
-    """
-    s = _positive_int("stride", stride)
-    b = _positive_int("element_bytes", element_bytes)
-    seg = _positive_int("segment_bytes", segment_bytes)
-    if seg % b:
-        raise ValueError(f"element_bytes must divide segment_bytes={seg}, got {b}")
-    return mam.strided_efficiency(stride_elements=s, bytes_per_element=b, segment_bytes=seg)
-
-
-def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
-    r"""Passes a warp needs to read one column of a row-major ``tile_dim`` x (``tile_dim`` + pad)
-    tile of 4-byte words from 32 shared-memory banks (count).
-
-    .. math:: D = \gcd(\text{tile\_dim} + \text{pad},\ 32)
-
-    >>> predicted_conflict_degree(32), predicted_conflict_degree(32, 1)
-    (32, 1)
-    """
-    d = _positive_int("tile_dim", tile_dim)
-    pad = _positive_int("padding_words", padding_words, minimum=0)
-    return mam.tile_column_conflict_degree(d, padding_words=pad)
-
-
-def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
-                                  segment_bytes: int = SECTOR_BYTES) -> list[float]:
-    r"""Effective (useful) bandwidth of the strided read at each stride (bytes/s).
-
-    .. math:: B_{\text{eff}}(s) = \eta(s)\, B
-
-    with :math:`\eta` from :func:`predicted_efficiency` for float32 elements and :math:`B` the
-    bandwidth of unit-stride reads: the datasheet's HBM bandwidth for the prediction, or a
-    measured stride-1 bandwidth to compare shapes on another machine.
-
-    >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
-    [4.8, 2.4, 0.6]
-    """
-    if not (isinstance(peak_bytes_per_s, (int, float)) and math.isfinite(peak_bytes_per_s)
-            and peak_bytes_per_s > 0):
-        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
-    return [predicted_efficiency(s, ELEMENT_BYTES, segment_bytes=segment_bytes) * peak_bytes_per_s
-            for s in strides]
-
-
-def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
-                               write_stride: int = 1) -> float:
-    r"""Lower bound on the time of an ``rows x cols`` float32 transpose (seconds).
-
-    .. math:: T \ge \frac{Q/2}{B} + \frac{Q/2}{\eta_w\,B}, \qquad Q = 2\,M N b
-
-    Reads are coalesced; writes at stride ``write_stride`` elements have efficiency
-    :math:`\eta_w` (:func:`predicted_efficiency`). A tiled transpose writes at stride 1
-    (:math:`T \ge Q/B`, a copy's time); the naive one writes down columns, ``rows`` apart.
-
-    >>> t = predicted_transpose_time_s(8192, 8192, 4.8e12)
-    >>> round(t * 1e6, 1), round(predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192) / t, 2)
-    (111.8, 4.5)
-    """
-    m = _positive_int("rows", rows)
-    n = _positive_int("cols", cols)
-    if not (math.isfinite(peak_bytes_per_s) and peak_bytes_per_s > 0):
-        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
-    half = m * n * ELEMENT_BYTES
-    eta_w = predicted_efficiency(write_stride, ELEMENT_BYTES)
-    return half / peak_bytes_per_s + half / (eta_w * peak_bytes_per_s)
 
 
 def _kernels():
@@ -213,7 +118,7 @@ def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
     import torch
 
     cuda = device.startswith("cuda")
-    n = pick(small=1 << 18, full=1 << 25)
+    n = LAB.size("strided_elements")
     seg = SECTOR_BYTES if cuda else CPU_LINE_BYTES
     threads = torch.get_num_threads()
     if not cuda:  # one core: the cache lines of one core, and no thread-pool overhead
@@ -268,7 +173,7 @@ def transposes(device: str, budget_s: float) -> dict:
     import torch
 
     cuda = device.startswith("cuda")
-    m, n = pick(small=(512, 768), full=(8192, 8192))
+    m, n = LAB.size("transpose_shape")
     gen = torch.Generator().manual_seed(3)
     x = _rand((m, n), device, gen)
     y = torch.empty((n, m), dtype=torch.float32, device=device)
@@ -392,7 +297,7 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
         msg = " ".join(str(exc).split())[:300]
         return {"available": False, "reason": f"building the CUDA C kernels failed: "
                 f"{type(exc).__name__}: {msg}", **base}
-    m, n = pick(small=(1024, 1024), full=(8192, 8192))
+    m, n = LAB.size("bank_shape")
     x = _rand((m, n), device, None)
     y = torch.empty((n, m), dtype=torch.float32, device=device)
     want = x.t().contiguous()
@@ -416,7 +321,7 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
 def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
-    budget = pick(small=0.1, full=0.3)
+    budget = LAB.budget()
     result = new_result(LAB, device, strides=list(STRIDES), budget_s=budget,
                         element_bytes=ELEMENT_BYTES, flush_cache_strided=True)
     m = result["measurements"]
@@ -427,9 +332,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result of this lab, or None while it has not been measured."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
@@ -576,7 +480,7 @@ def grade_transpose_performance(kernel, device: str | None = None) -> Verdict | 
     import torch
 
     k = _kernels()
-    m, n = pick(small=(2048, 2048), full=(8192, 8192))
+    m, n = LAB.size("grade_speed_shape")
     x = _rand((m, n), device, None)
     y = torch.empty((n, m), dtype=torch.float32, device=device)
     flat = torch.empty_like(x)

@@ -24,7 +24,8 @@ Three measurements, one per question a quantized deployment has to answer:
 On a CPU (the small tier) the Triton kernel runs through its interpreter at tiny sizes (checked,
 not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
 
-Run as ``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/quantization.md``. Run as
+``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`weight_only_matmul_bytes` (the
 traffic of the speed section, not a formula-sheet model because it composes
@@ -37,7 +38,7 @@ from __future__ import annotations
 import math
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
@@ -50,7 +51,6 @@ __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape
            "run", "reference_or_none", "speed_rows", "comparison_rows", "comparison_table",
            "describe", "grade_per_channel", "reference_per_channel", "main"]
 
-LAB = "quantization"
 #: The GPU whose datasheet the page quotes (and on which the reference was measured).
 GPU = specs.H200_SXM
 #: The schemes compared, coarsest int8 first.
@@ -59,6 +59,15 @@ SCHEMES = ("int8-tensor", "int8-channel", "int4-g32", "int4-g64", "int4-g128")
 QUALITY_TOLERANCE = 0.01
 #: Reduction depth and output width of the full-size speed sweep (a 7-8B model's d_model).
 SPEED_K = 8192
+
+
+#: The lab's record: its page, size table and bench settings (the cache flushed before every
+#: repetition: the weights must come from HBM, as in a decode step).
+LAB = core.Lab(
+    "quantization", pages=("labs/quantization.md",),
+    sizes={"speed_k": (1024, SPEED_K), "val_windows": (4, None),
+           "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30)},
+    budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True)
 #: Largest error of the int8 kernel against float64, relative to the largest |output|, per
 #: activation dtype (the output is rounded to that dtype).
 KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
@@ -68,7 +77,7 @@ KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
 
 def speed_shape() -> tuple[int, int]:
     """``(N, K)`` of the speed sweep's weight matrix."""
-    k = pick(small=1024, full=SPEED_K)
+    k = LAB.size("speed_k")
     return k, k
 
 
@@ -79,12 +88,12 @@ def speed_rows_m() -> list[int]:
 
 def _val_windows() -> int | None:
     """Validation windows of 256 bytes scored (None: the whole validation split)."""
-    return pick(small=4, full=None)
+    return LAB.size("val_windows")
 
 
 def _gen_settings() -> tuple[int, int, int]:
     """(prompts, prompt bytes, new tokens) of the greedy-agreement test."""
-    return pick(small=(2, 48, 24), full=(16, 64, 128))
+    return LAB.size("gen_settings")
 
 
 def kernel_configs() -> list:
@@ -93,15 +102,6 @@ def kernel_configs() -> list:
 
     return [DEFAULT, Int8Config(16, 512, 4, 4), Int8Config(32, 512, 4, 3),
             Int8Config(64, 256, 4, 4), Int8Config(64, 128, 8, 4), Int8Config(128, 128, 8, 3)]
-
-
-def _budget() -> float:
-    return pick(small=0.1, full=0.2)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
-                 budget_s=_budget(), min_reps=5, env=False, flush_cache=True)
 
 
 # --- the traffic model of the speed section --------------------------------------------------
@@ -271,10 +271,10 @@ def _copy_bandwidth(device: str) -> dict:
     """Device memory bandwidth measured by copying a buffer (bytes read + written per second)."""
     import torch
 
-    n = int(pick(small=32 * 2**20, full=2**30))
+    n = int(LAB.size("copy_bytes"))
     src = torch.randn(n // 4, device=device)
     dst = torch.empty_like(src)
-    r = _bench(lambda: dst.copy_(src), device, "copy")
+    r = LAB.bench(lambda: dst.copy_(src), device, "copy")
     if not torch.equal(dst[:1000], src[:1000]):
         raise AssertionError("copy check failed")
     return {"buffer_bytes": n, "bytes_per_s": 2.0 * n / r.median_s, "bench": summarize(r)}
@@ -314,7 +314,7 @@ def measure_speed(device: str, gen) -> dict:
                 if not entry["rel_error"] <= KERNEL_RTOL[out["dtype"]]:
                     raise AssertionError(f"int8 kernel {cfg.name} M={m}: relative error "
                                          f"{entry['rel_error']:.3g}")
-                entry["median_s"] = _bench(fn, device, f"int8_{cfg.name}_{m}").median_s
+                entry["median_s"] = LAB.bench(fn, device, f"int8_{cfg.name}_{m}").median_s
                 return entry["median_s"]
 
             best, tried = fastest_config(kernel_configs(), attempt,
@@ -334,7 +334,7 @@ def measure_speed(device: str, gen) -> dict:
             if not err <= KERNEL_RTOL[out["dtype"]]:
                 raise AssertionError(f"{name} M={m}: relative error {err:.3g} against float64")
             point[name] = {"rel_error": err,
-                           "bench": summarize(_bench(fn, device, f"{name}_{m}"))}
+                           "bench": summarize(LAB.bench(fn, device, f"{name}_{m}"))}
         out["points"].append(point)
         sync(device)
     return out
@@ -350,7 +350,7 @@ def run(device: str | None = None) -> dict:
     n, k = speed_shape()
     result = new_result(LAB, device, schemes=list(SCHEMES), quality_tolerance=QUALITY_TOLERANCE,
                         val_windows=_val_windows(), generation=list(_gen_settings()),
-                        speed_n=n, speed_k=k, speed_m=speed_rows_m(), budget_s=_budget(),
+                        speed_n=n, speed_k=k, speed_m=speed_rows_m(), budget_s=LAB.budget(),
                         kernel_rtol=KERNEL_RTOL, scale_dtype="float16")
     gen = torch.Generator().manual_seed(2026)
     m = result["measurements"]
@@ -362,9 +362,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis ----------------------------------------------------------------------------------

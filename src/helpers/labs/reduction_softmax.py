@@ -41,14 +41,13 @@ the analysis helpers (:func:`point_rows`, :func:`target_check`, :func:`compariso
 
 from __future__ import annotations
 
-import math
 import statistics
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core, report
-from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import MISSING, fmt, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.kernels import triton_device
@@ -62,7 +61,6 @@ __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS"
            "describe", "fmt", "MISSING", "grading_inputs", "grade_softmax",
            "grade_softmax_speed", "main"]
 
-LAB = "reduction_softmax"
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 #: The fused softmax's target: this share of the measured copy bandwidth, at every row length.
@@ -81,17 +79,27 @@ INTERPRETER_MAX_COLS = 1024
 FULL_TENSOR_BYTES = 1 << 28
 SMALL_TENSOR_BYTES = 1 << 22
 
+#: The lab's record: its page, sizes and bench settings.
+LAB = core.Lab(
+    "reduction_softmax", pages=("labs/reduction-softmax.md",),
+    sizes={"cols": (SMALL_COLS, FULL_COLS), "tensor_bytes": (SMALL_TENSOR_BYTES, FULL_TENSOR_BYTES),
+           # the grader's correctness check (rows, cols; the row length not a power of two)
+           "grading_shape": ((24, 1000), (512, 3000)),
+           # the speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)
+           "speed_shape": ((256, 4096), (16384, 4096))},
+    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05))
+
 
 # --- sizes and byte counts ------------------------------------------------------------------
 
 def col_sizes() -> list[int]:
     """Row lengths (columns): 1024 to 16384 on a GPU; three short ones, one odd, on a CPU."""
-    return list(pick(small=SMALL_COLS, full=FULL_COLS))
+    return list(LAB.size("cols"))
 
 
 def tensor_bytes() -> int:
     """Bytes of each input tensor: 256 MiB on a GPU (far above the L2 cache), 4 MiB small."""
-    return pick(small=SMALL_TENSOR_BYTES, full=FULL_TENSOR_BYTES)
+    return LAB.size("tensor_bytes")
 
 
 def shape_for(cols: int, element_bytes: int, total_bytes: int | None = None) -> tuple[int, int]:
@@ -164,15 +172,6 @@ def _normal(shape, gen, device: str, dtype, scale: float = 4.0):
     return x.to(device=device, dtype=dtype)
 
 
-def _budget() -> float:
-    return pick(small=0.1, full=0.3)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.02, full=0.05),
-                 budget_s=_budget(), env=False)
-
-
 def _tolerance(dtype_name: str) -> float:
     """Largest accepted error against float64: absolute for softmax probabilities, relative to
     the sum of magnitudes for a row sum (fp32: accumulation error; bf16: the output's rounding)."""
@@ -218,7 +217,7 @@ def measure_copy(device: str, gen, dtype_name: str) -> dict:
     dst.copy_(src)
     if not torch.equal(dst, src):
         raise AssertionError(f"torch copy {dtype_name}: the destination differs from the source")
-    r = _bench(lambda: dst.copy_(src), device, f"copy_{dtype_name}")
+    r = LAB.bench(lambda: dst.copy_(src), device, f"copy_{dtype_name}")
     return {"dtype": dtype_name, "buffer_bytes": float(n * esize),
             "moved_bytes": float(2 * n * esize), "bench": summarize(r)}
 
@@ -261,7 +260,7 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
         entry["max_error"][name] = _checked(kind, fn, out, want, sum_scale, tol,
                                             f"{name} {dtype_name} {rows}x{cols}")
         sync(device)
-        entry[name] = summarize(_bench(fn, device, f"{name}_{dtype_name}_{cols}"))
+        entry[name] = summarize(LAB.bench(fn, device, f"{name}_{dtype_name}_{cols}"))
     return entry
 
 
@@ -297,7 +296,7 @@ def run(device: str | None = None) -> dict:
     device = device or lab_device()
     cuda = device.startswith("cuda")
     result = new_result(LAB, device, col_sizes=col_sizes(), tensor_bytes=tensor_bytes(),
-                        dtypes=list(DTYPES), budget_s=_budget(), target=TARGET,
+                        dtypes=list(DTYPES), budget_s=LAB.budget(), target=TARGET,
                         target_note="fused Triton softmax >= target x measured copy bandwidth, "
                                     "at every row length")
     gen = torch.Generator(device=device if cuda else "cpu").manual_seed(2026)
@@ -317,9 +316,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -429,31 +427,7 @@ def describe(result: dict) -> str:
     return "\n".join(lines)
 
 
-MISSING = "(not measured yet)"
-
-
-def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
-    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
-
-    >>> fmt(4.3e12, ".3g", 1e12), fmt(None)
-    ('4.3', '(not measured yet)')
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return MISSING
-    return format(value if scale == 1 else value / scale, spec)
-
-
 # --- grading --------------------------------------------------------------------------------
-
-def _grading_shape() -> tuple[int, int]:
-    """Rows and columns of the correctness check; the row length is not a power of two."""
-    return pick(small=(24, 1000), full=(512, 3000))
-
-
-def _speed_shape() -> tuple[int, int]:
-    """The speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)."""
-    return pick(small=(256, 4096), full=(16384, 4096))
-
 
 def grading_inputs(rows: int, cols: int, device: str):
     """``make_inputs`` for the grader: fp32 rows of normal values whose scales run from 1 to
@@ -476,7 +450,7 @@ def grade_softmax(softmax_fn: Callable, device: str | None = None, trials: int =
     import torch
 
     device = device or lab_device()
-    rows, cols = _grading_shape()
+    rows, cols = LAB.size("grading_shape")
     make = grading_inputs(rows, cols, device)
     verdict = check_outputs(softmax_fn, lambda x: torch.softmax(x, dim=-1), make,
                             name="fused softmax", trials=trials,
@@ -519,7 +493,7 @@ def _grading_reference(device: str) -> dict:
 
     from helpers.kernels import reduction_softmax as kern
 
-    rows, cols = _speed_shape()
+    rows, cols = LAB.size("speed_shape")
     gen = torch.Generator(device=device).manual_seed(11)
     x = _normal((rows, cols), gen, device, torch.float32)
     y = torch.empty_like(x)
@@ -529,7 +503,7 @@ def _grading_reference(device: str) -> dict:
     del want
     for name, fn in (("copy", lambda: y.copy_(x)), ("torch_softmax", lambda: torch.softmax(x, dim=-1)),
                      ("triton_softmax", lambda: kern.softmax(x, y))):
-        out[name] = summarize(_bench(fn, device, f"grading_{name}"))
+        out[name] = summarize(LAB.bench(fn, device, f"grading_{name}"))
     return out
 
 
@@ -543,15 +517,15 @@ def grade_softmax_speed(softmax_fn: Callable, reference: dict | None = None,
     device = device or lab_device()
     if not device.startswith("cuda"):
         raise ValueError("grade_softmax_speed needs a CUDA device; the CPU tier grades correctness")
-    rows, cols = _speed_shape()
+    rows, cols = LAB.size("speed_shape")
     gen = torch.Generator(device=device).manual_seed(13)
     x = _normal((rows, cols), gen, device, torch.float32)
     y = torch.empty_like(x)
     want = torch.softmax(x.double(), dim=-1)
     _checked("softmax", lambda: softmax_fn(x, y), y, want, None, _tolerance("fp32"), "your softmax")
     del want
-    mine = _bench(lambda: softmax_fn(x, y), device, "your_softmax")
-    bound = _bench(lambda: y.copy_(x), device, "torch_copy").median_s
+    mine = LAB.bench(lambda: softmax_fn(x, y), device, "your_softmax")
+    bound = LAB.bench(lambda: y.copy_(x), device, "torch_copy").median_s
     ref_s = None
     g = (reference or {}).get("measurements", {}).get("grading", {})
     if g.get("rows") == rows and g.get("cols") == cols:

@@ -24,8 +24,9 @@ CPU the torch operations use every usable core (:func:`helpers.bench.probes.thre
 book's CPU roofline probes do, and :func:`empirical_roof` builds this machine's roofline from
 the copy bandwidth and the fp32 matrix-product rate.
 
-The page ``labs/roofline.md`` compares the result with the model and with the reference result
-measured on an H200 (:func:`reference_or_none`). Run as
+Pages: ``labs/roofline.md`` compares the result with the model and with the reference result
+measured on an H200 (:func:`reference_or_none`); ``chapters/gpu-architecture.md`` quotes the
+reference's best rates. Run as
 ``python -m helpers.labs.roofline --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_copy` and
@@ -40,9 +41,9 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
-from helpers.labs.core import (lab_device, new_result, progress, run_cli,
+from helpers.labs.core import (MISSING, fmt, lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
@@ -55,7 +56,17 @@ __all__ = ["LAB", "GPU", "FP32_BYTES", "copy_sizes_bytes", "matmul_sizes", "swee
            "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel",
            "sweep_check", "clock_evidence", "describe", "fmt", "MISSING", "grade_copy", "grade_copy_speed", "main"]
 
-LAB = "roofline"
+#: The lab's record: its pages, sizes and bench settings.
+LAB = core.Lab(
+    "roofline", pages=("labs/roofline.md", "chapters/gpu-architecture.md"),
+    sizes={"copy_sizes_bytes": ([1 << 22, 1 << 24, 1 << 26], [1 << 27, 1 << 28, 1 << 30, 1 << 31]),
+           "matmul_sizes": ([128, 256, 512], [2048, 4096, 8192]),
+           "sweep_ks": ([1, 4, 16, 64], [2**i for i in range(12)]),
+           "sweep_elements": (3001, 1 << 28),  # a GPU's; a CPU checks 3001, untimed
+           # elements of the grader's correctness and speed checks: neither a block's multiple
+           "grading_elements": (10_007, (1 << 22) + 7),
+           "speed_check_elements": (10_007, (1 << 28) + 7)},
+    budget_s=(0.15, 0.4), warmup_s=(0.03, 0.1))
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 FP32_BYTES = 4.0
@@ -74,17 +85,17 @@ def copy_sizes_bytes() -> list[int]:
     The smallest GPU buffer is still more than twice an H200's L2 cache, and its copy (tens of
     microseconds) is long beside a kernel launch, so the launch is hidden behind queued work.
     """
-    return pick(small=[1 << 22, 1 << 24, 1 << 26], full=[1 << 27, 1 << 28, 1 << 30, 1 << 31])
+    return LAB.size("copy_sizes_bytes")
 
 
 def matmul_sizes() -> list[int]:
     """Square matrix sizes of the matrix products."""
-    return pick(small=[128, 256, 512], full=[2048, 4096, 8192])
+    return LAB.size("matmul_sizes")
 
 
 def sweep_ks() -> list[int]:
     """FMAs per element of the intensity sweep: powers of two up to 2048 (up to 64 small)."""
-    return pick(small=[1, 4, 16, 64], full=[2**i for i in range(12)])
+    return LAB.size("sweep_ks")
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -120,15 +131,6 @@ def _matmul_precision(mode: str):
             setting.fp32_precision = "ieee"
 
 
-def _budget() -> float:
-    return pick(small=0.15, full=0.4)
-
-
-def _bench(fn, device: str, name: str):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.03, full=0.1),
-                 budget_s=_budget(), env=False)
-
-
 # --- measurements ---------------------------------------------------------------------------
 
 def _checked_copy(fn: Callable[[], object], src, dst, what: str) -> None:
@@ -162,7 +164,7 @@ def measure_copy(device: str, gen) -> dict:
         for b, w in progress(COPY_CONFIGS, desc="copy configs"):
             fn = (lambda b=b, w=w: kern.triton_copy(src, dst, block=b, num_warps=w))
             _checked_copy(fn, src, dst, f"triton copy BLOCK={b}")
-            r = _bench(fn, device, f"triton_copy_{b}_{w}")
+            r = LAB.bench(fn, device, f"triton_copy_{b}_{w}")
             out["triton_configs"][f"{b}x{w}"] = {"block": b, "num_warps": w, "bench": summarize(r)}
             if best is None or r.median_s < best[0]:
                 best = (r.median_s, b, w)
@@ -185,11 +187,11 @@ def measure_copy(device: str, gen) -> dict:
                      "moved_bytes": float(2 * n * FP32_BYTES)}
             fn = (lambda: dst.copy_(src))
             _checked_copy(fn, src, dst, "torch copy")
-            entry["torch"] = summarize(_bench(fn, device, f"torch_copy_{size}"))
+            entry["torch"] = summarize(LAB.bench(fn, device, f"torch_copy_{size}"))
             if cuda:
                 fn = (lambda: kern.triton_copy(src, dst, block=block, num_warps=warps))
                 _checked_copy(fn, src, dst, "triton copy")
-                entry["triton"] = summarize(_bench(fn, device, f"triton_copy_{size}"))
+                entry["triton"] = summarize(LAB.bench(fn, device, f"triton_copy_{size}"))
             out["sizes"].append(entry)
             del src, dst
     return out
@@ -222,7 +224,7 @@ def measure_matmul(device: str, gen) -> dict:
                         raise AssertionError(f"matmul {prec} n={n}: relative error {err:.3g} "
                                              f"against float64 exceeds {tolerance[prec]:g}")
                     del c
-                    r = _bench(fn, device, f"matmul_{prec}_{n}")
+                    r = LAB.bench(fn, device, f"matmul_{prec}_{n}")
                     esize = float(torch.finfo(dtype).bits // 8)
                     rows.append({"n": n, "flop": roofline.matmul_flop(n, n, n),
                                  "min_bytes": roofline.matmul_min_bytes(n, n, n, esize),
@@ -239,7 +241,7 @@ def measure_sweep(device: str, gen) -> dict:
     from helpers.kernels import roofline as kern
 
     cuda = device.startswith("cuda")
-    n = pick(small=3001, full=1 << 28) if cuda else 3001
+    n = LAB.size("sweep_elements") if cuda else 3001
     x = _uniform(n, gen, triton_device(device))
     y = torch.empty_like(x)
     x64 = x.double()  # the float64 reference is computed where x lives
@@ -256,7 +258,7 @@ def measure_sweep(device: str, gen) -> dict:
         entry = {"k": k, "n": n, "flop": 2.0 * k * n, "bytes": 2 * FP32_BYTES * n,
                  "max_abs_error": err}
         if cuda:
-            entry["bench"] = summarize(_bench(fn, device, f"fma_k{k}"))
+            entry["bench"] = summarize(LAB.bench(fn, device, f"fma_k{k}"))
         points.append(entry)
     return {"n": n, "a": kern.FMA_A, "b": kern.FMA_B, "timed": cuda, "points": points}
 
@@ -268,7 +270,7 @@ def run(device: str | None = None) -> dict:
     device = device or lab_device()
     result = new_result(LAB, device, copy_sizes_bytes=copy_sizes_bytes(),
                         matmul_sizes=matmul_sizes(), sweep_ks=sweep_ks(),
-                        budget_s=_budget(), matmul_precisions=list(MATMUL_PRECISIONS),
+                        budget_s=LAB.budget(), matmul_precisions=list(MATMUL_PRECISIONS),
                         tf32_note="fp32 rows: TF32 disabled (torch.backends.cuda.matmul."
                                   "fp32_precision = 'ieee'); tf32 rows: 'tf32'")
     gen = torch.Generator().manual_seed(2024)
@@ -280,9 +282,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -543,29 +544,7 @@ def describe(result: dict) -> str:
     return "\n".join(lines)
 
 
-MISSING = "(not measured yet)"
-
-
-def fmt(value, spec: str = ".3g", scale: float = 1.0) -> str:
-    """``value / scale`` formatted with ``spec``, or :data:`MISSING` when ``value`` is None.
-
-    The page glues these strings, so a number measured on the H200 appears once the reference
-    file exists, and the page still builds before it does.
-
-    >>> fmt(4.3e12, ".3g", 1e12), fmt(7, "d"), fmt(None)
-    ('4.3', '7', '(not measured yet)')
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return MISSING
-    return format(value if scale == 1 else value / scale, spec)
-
-
 # --- grading --------------------------------------------------------------------------------
-
-def _grading_sizes() -> tuple[int, int]:
-    """Elements for the correctness check and the speed check; neither a multiple of a block."""
-    return pick(small=10_007, full=(1 << 22) + 7), pick(small=10_007, full=(1 << 28) + 7)
-
 
 def _copy_inputs(n: int, device: str):
     def make(gen):
@@ -577,7 +556,7 @@ def grade_copy(copy_fn: Callable, device: str | None = None, trials: int = 3) ->
     """Correctness of a reader's ``copy_fn(src, dst)`` on a length that is not a multiple of
     any block: fresh random inputs, ``dst`` poisoned with NaN, compared with float64."""
     device = device or lab_device()
-    n, _ = _grading_sizes()
+    n = LAB.size("grading_elements")
     return check_outputs(copy_fn, lambda src: src, _copy_inputs(n, device), name="copy kernel",
                          trials=trials, make_output=lambda src: src.new_empty(src.shape),
                          rtol=0.0, atol=0.0, device=device)
@@ -591,12 +570,12 @@ def _grading_reference(device: str, gen) -> dict:
 
     from helpers.kernels import roofline as kern
 
-    _, n = _grading_sizes()
+    n = LAB.size("speed_check_elements")
     src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
     out = {"n": n, "moved_bytes": 2.0 * n * FP32_BYTES}
     for name, fn in (("torch", lambda: dst.copy_(src)), ("triton", lambda: kern.triton_copy(src, dst))):
         _checked_copy(fn, src, dst, name)
-        out[name] = summarize(_bench(fn, device, f"grading_{name}"))
+        out[name] = summarize(LAB.bench(fn, device, f"grading_{name}"))
     return out
 
 
@@ -614,18 +593,18 @@ def grade_copy_speed(copy_fn: Callable, reference: dict | None = None,
     if not device.startswith("cuda"):
         raise ValueError("grade_copy_speed needs a CUDA device; the CPU tier grades correctness")
     gen = torch.Generator().manual_seed(7)
-    _, n = _grading_sizes()
+    n = LAB.size("speed_check_elements")
     src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
     moved = 2.0 * n * FP32_BYTES
     _checked_copy(lambda: copy_fn(src, dst), src, dst, "your copy")
-    mine = _bench(lambda: copy_fn(src, dst), device, "your_copy")
+    mine = LAB.bench(lambda: copy_fn(src, dst), device, "your_copy")
     name = torch.cuda.get_device_name()
     if "H200" in name:
         bound = roofline.memory_time_s(moved, GPU.hbm_bytes_per_s)
         what = "the H200 datasheet bandwidth"
     else:
         _checked_copy(lambda: dst.copy_(src), src, dst, "torch copy")
-        bound = _bench(lambda: dst.copy_(src), device, "torch_copy").median_s
+        bound = LAB.bench(lambda: dst.copy_(src), device, "torch_copy").median_s
         what = "torch's own copy on this GPU"
     ref_s = None
     if reference and reference["measurements"].get("grading", {}).get("n") == n:

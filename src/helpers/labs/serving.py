@@ -21,7 +21,8 @@ What :func:`run` does, on any device:
 
 Metrics (throughput, TTFT/TPOT percentiles) come from
 :func:`helpers.models.inference.trace_metrics` for the engine and the simulator alike.
-Run as ``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/serving.md``. Run as
+``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
 Additions kept here: :func:`grade_blocks_needed` (the page's grader) and the analysis helpers.
 """
 
@@ -32,9 +33,8 @@ import time
 
 import numpy as np
 
-from helpers.bench import pick
 from helpers.labs import core
-from helpers.labs.core import lab_device, new_result, progress, run_cli
+from helpers.labs.core import lab_device, new_result, page_numbers, progress, run_cli
 from helpers.labs.grading import Verdict
 from helpers.models import inference, kv_paging
 
@@ -42,7 +42,12 @@ __all__ = ["LAB", "LOAD", "TOLERANCE", "settings", "check_engine", "calibrate", 
            "run", "reference_or_none", "metrics_rows", "memory_series", "comparison", "comparison_rows",
            "describe", "prose_numbers", "grade_blocks_needed", "main"]
 
-LAB = "serving"
+#: The lab's record: its page and size table (the engine's steps are timed by its own clock).
+LAB = core.Lab(
+    "serving", pages=("labs/serving.md",),
+    sizes={"n_requests": (24, 240), "prompt_len": ((8, 40), (16, 160)),
+           "output_mean": (12.0, 48.0), "output_cap": (40, 200), "prefix_len": (16, 64),
+           "max_batch": (8, 32), "token_budget": (64, 512), "num_blocks": (64, 1024)})
 #: Offered load: the arrival rate as a fraction of the continuous engine's estimated capacity.
 LOAD = 0.7
 #: The page's tolerance for the simulator's throughput and median TTFT/TPOT against the engine.
@@ -52,16 +57,12 @@ SCHEDULERS = ("static", "continuous")
 
 def settings() -> dict:
     """The run's sizes (small on a CPU, full on a GPU)."""
-    return dict(
-        n_requests=pick(small=24, full=240),
-        prompt_len=pick(small=(8, 40), full=(16, 160)),
-        output_mean=pick(small=12.0, full=48.0),
-        output_cap=pick(small=40, full=200),
-        n_prefixes=2, prefix_len=pick(small=16, full=64),
-        block_size=16, max_batch=pick(small=8, full=32),
-        token_budget=pick(small=64, full=512),
-        num_blocks=pick(small=64, full=1024),
-        seed=2026, load=LOAD)
+    size = LAB.size
+    return dict(n_requests=size("n_requests"), prompt_len=size("prompt_len"),
+                output_mean=size("output_mean"), output_cap=size("output_cap"),
+                n_prefixes=2, prefix_len=size("prefix_len"), block_size=16,
+                max_batch=size("max_batch"), token_budget=size("token_budget"),
+                num_blocks=size("num_blocks"), seed=2026, load=LOAD)
 
 
 @contextlib.contextmanager
@@ -273,9 +274,8 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis ---------------------------------------------------------------------------------
@@ -358,16 +358,15 @@ def describe(result: dict) -> str:
     return "\n".join(lines)
 
 
+@page_numbers(["thr_static", "thr_cont", "thr_ratio", "ttft_static_ms", "ttft_cont_ms",
+               "tpot_static_ms", "tpot_cont_ms", "err_thr_static", "err_thr_cont",
+               "err_ttft_cont", "err_tpot_cont", "err_ttft_static", "err_tpot_static",
+               "fit_c0_ms", "fit_cd_us", "fit_cp_us", "fit_err", "peak_paged", "peak_stored",
+               "peak_contig", "peak_contig_model", "shared", "n_requests", "rate", "within",
+               "preempt", "gap_ms"])
 def prose_numbers(result: dict | None) -> dict:
-    """Strings for the page's prose (``"(not measured yet)"`` everywhere without a result)."""
-    keys = ["thr_static", "thr_cont", "thr_ratio", "ttft_static_ms", "ttft_cont_ms",
-            "tpot_static_ms", "tpot_cont_ms", "err_thr_static", "err_thr_cont", "err_ttft_cont",
-            "err_tpot_cont", "err_ttft_static", "err_tpot_static", "fit_c0_ms", "fit_cd_us",
-            "fit_cp_us", "fit_err", "peak_paged", "peak_stored", "peak_contig",
-            "peak_contig_model", "shared", "n_requests", "rate", "within", "preempt",
-            "gap_ms"]
-    if result is None:
-        return {k: "(not measured yet)" for k in keys}
+    """Strings for the page's prose (:data:`~helpers.labs.core.MISSING` everywhere without a
+    result)."""
     m = result["measurements"]
     st, co, f = m["static"], m["continuous"], m["fit"]
 

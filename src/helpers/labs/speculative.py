@@ -23,7 +23,8 @@ and the verification ratio ``v`` of :mod:`helpers.models.speculative`. The accep
 also measured once independently of ``g``, *teacher-forced*: the fraction of positions of the
 target's greedy text at which the draft's argmax equals the target's (:func:`agreement`).
 
-Run as ``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
+Page: ``labs/speculative.md``. Run as
+``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_tokens_per_cycle` (the
 grader of the page's exercise), :func:`count_ops` (operators dispatched per step, the
@@ -36,9 +37,10 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from helpers.bench import bench, pick, sync
+from helpers.bench import sync
 from helpers.labs import core
-from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.core import (MISSING, fmt, lab_device, new_result, page_numbers, progress,
+                               run_cli, summarize)
 from helpers.labs.grading import Verdict
 from helpers.labs.report import Row, Table
 from helpers.models import speculative as model
@@ -47,11 +49,18 @@ __all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "rounds", "n_prompts", "n_
            "prompt_len", "new_tokens", "load_models", "prompts", "model_inputs",
            "speculative_generate", "agreement", "count_ops", "measure_correctness",
            "measure_steps", "measure_sweep", "run", "reference_or_none", "sweep_rows",
-           "reference_numbers", "agreement_summary", "TOKENS_TOLERANCE",
+           "prose_numbers", "MISSING", "reference_numbers", "PENDING", "agreement_summary",
+           "TOKENS_TOLERANCE",
            "SPEEDUP_TOLERANCE", "comparison_rows", "comparison_table", "describe",
            "grade_tokens_per_cycle", "main"]
 
-LAB = "speculative"
+#: The lab's record: its page, size table and bench settings.
+LAB = core.Lab(
+    "speculative", pages=("labs/speculative.md",),
+    sizes={"draft_lengths": ([1, 2, 4], [1, 2, 3, 4, 5, 6, 7, 8]), "n_prompts": (2, 4),
+           "n_timed_prompts": (1, 2), "prompt_len": (32, 64), "new_tokens": (32, 256),
+           "rounds": (1, 3), "step_calls": (5, 20)},
+    budget_s=(0.05, 0.2), warmup_s=(0.01, 0.1), min_reps=(3, 3))
 TARGET = "book-lm"
 DRAFT = "book-draft"
 
@@ -60,43 +69,34 @@ DRAFT = "book-draft"
 
 def draft_lengths() -> list[int]:
     """Draft lengths ``g`` swept."""
-    return pick(small=[1, 2, 4], full=[1, 2, 3, 4, 5, 6, 7, 8])
+    return LAB.size("draft_lengths")
 
 
 def n_prompts() -> int:
     """Prompts from the validation split, all checked for exactness."""
-    return pick(small=2, full=4)
+    return LAB.size("n_prompts")
 
 
 def n_timed_prompts() -> int:
     """How many of them the timed sweep generates from (the first ones)."""
-    return pick(small=1, full=2)
+    return LAB.size("n_timed_prompts")
 
 
 def prompt_len() -> int:
     """Bytes of each prompt."""
-    return pick(small=32, full=64)
+    return LAB.size("prompt_len")
 
 
 def new_tokens() -> int:
     """Tokens generated per prompt."""
-    return pick(small=32, full=256)
-
-
-def _budget() -> float:
-    return pick(small=0.05, full=0.2)
-
-
-def _bench(fn, device: str, name: str, number: int = 1):
-    return bench(fn, device=device, name=name, warmup_s=pick(small=0.01, full=0.1),
-                 budget_s=_budget(), min_reps=3, number=number, env=False)
+    return LAB.size("new_tokens")
 
 
 def rounds() -> int:
     """How many times every timing is repeated, interleaved with the others: a host-bound
     timing drifts with whatever else the machine does, so each quantity is the median over
     rounds spread across the whole measurement, not one stretch of it."""
-    return pick(small=1, full=3)
+    return LAB.size("rounds")
 
 
 def _middle(rounds_: list, key):
@@ -336,8 +336,8 @@ def measure_steps(target, draft, prompt, device: str, lengths) -> dict:
         timed: dict[str, list] = {k: [] for k in steps}
         for _ in progress(range(rounds()), desc="step timings (rounds)"):
             for key, fn in steps.items():
-                timed[key].append(summarize(_bench(fn, device, f"step_{key}",
-                                                   number=pick(small=5, full=20))))
+                timed[key].append(summarize(LAB.bench(fn, device, f"step_{key}",
+                                                   number=LAB.size("step_calls"))))
         for name in ("draft", "target"):
             out[name]["bench"] = _median_round(timed[name])
         verify = {str(g): _median_round(timed[str(g)]) for g in lengths}
@@ -393,10 +393,10 @@ def measure_sweep(target, draft, prompt_list, device: str, n_new: int, lengths) 
     spec_r: dict[int, list[list[dict]]] = {g: [] for g in lengths}
     with torch.no_grad():
         for _ in progress(range(rounds()), desc="generation timings (rounds)"):
-            plain_r.append([summarize(_bench(plain_fn(p), device, f"plain_{i}"))
+            plain_r.append([summarize(LAB.bench(plain_fn(p), device, f"plain_{i}"))
                             for i, p in enumerate(prompt_list)])
             for g in lengths:
-                spec_r[g].append([summarize(_bench(
+                spec_r[g].append([summarize(LAB.bench(
                     (lambda p=p, g=g: speculative_generate(target, draft, p, n_new, g)),
                     device, f"spec_{g}_{i}")) for i, p in enumerate(prompt_list)])
 
@@ -446,7 +446,7 @@ def _run(device: str) -> dict:
     lengths = draft_lengths()
     result = new_result(LAB, device, target=TARGET, draft=DRAFT, draft_lengths=lengths,
                         n_prompts=n_prompts(), n_timed_prompts=n_timed_prompts(),
-                        prompt_len=prompt_len(), new_tokens=new_tokens(), budget_s=_budget(),
+                        prompt_len=prompt_len(), new_tokens=new_tokens(), budget_s=LAB.budget(),
                         rounds=rounds(),
                         dtype="float32", batch=1, decoding="greedy",
                         cpu_threads=torch.get_num_threads() if device == "cpu" else None)
@@ -467,9 +467,8 @@ def _run(device: str) -> dict:
     return result
 
 
-def reference_or_none() -> dict | None:
-    """The H200 reference result, or None if it has not been measured yet."""
-    return core.reference_or_none(LAB)
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -542,7 +541,6 @@ def comparison_table(ref: dict | None, mine: dict | None) -> Table:
                  yours_label="yours" if mine is not None else None)
 
 
-PENDING = "(not measured yet)"
 #: Relative tolerance the page states for tokens per cycle against the formula.
 TOKENS_TOLERANCE = 0.05
 #: Relative tolerance the page states for the measured speedup against the formula fed with
@@ -578,17 +576,21 @@ def agreement_summary(ref: dict | None) -> dict | None:
             "cycle_err": cyc_err, "cycle_err_g": cyc_g, "longest_g": last["draft_len"]}
 
 
-def reference_numbers(ref: dict | None) -> dict[str, str]:
-    """The H200 numbers the page's prose quotes, formatted (``PENDING`` while unmeasured):
+@page_numbers(["alpha", "n4", "n4_model", "alpha4", "c", "t_target_us", "t_draft_us", "v4",
+               "s4", "s4_model", "s4_model_v", "cycle_us", "parts_us", "best_g", "best_s",
+               "tok_err_pct", "tok_err_g", "tok_side", "longest_g", "s_err_pct", "s_err_g",
+               "cycle_err_pct", "tok_verdict", "s_verdict", "tok_tol_pct", "s_tol_pct"])
+def prose_numbers(ref: dict | None) -> dict[str, str]:
+    """The H200 numbers the page's prose quotes, formatted (:data:`MISSING` while unmeasured):
     acceptance, tokens per cycle and speedup at g = 4 against the model, step times, the
     verification ratio, a cycle's time against its parts, and the best draft length."""
     from helpers import units
 
-    rows = sweep_rows(ref) if ref is not None else []
+    rows = sweep_rows(ref)
     by_g = {r["draft_len"]: r for r in rows}
     r4 = by_g.get(4)
     best = max(rows, key=lambda r: r["speedup"]) if rows else None
-    st = ref["measurements"]["steps"] if ref is not None else None
+    st = ref["measurements"]["steps"]
     values = {
         "alpha": (rows[0]["alpha"] if rows else None, ".3f"),
         "n4": (r4 and r4["tokens_per_cycle"], ".2f"),
@@ -606,7 +608,7 @@ def reference_numbers(ref: dict | None) -> dict[str, str]:
         "best_g": (best and best["draft_len"], "d"),
         "best_s": (best and best["speedup"], ".2f"),
     }
-    a = agreement_summary(ref)  # None without a result, so each `a and ...` is None too
+    a = agreement_summary(ref)  # None without a sweep, so each `a and ...` is None too
     values.update({
         "tok_err_pct": (a and 100 * a["tokens_err"], ".1f"),
         "tok_err_g": (a and a["tokens_err_g"], "d"),
@@ -620,7 +622,12 @@ def reference_numbers(ref: dict | None) -> dict[str, str]:
         "tok_tol_pct": (100 * TOKENS_TOLERANCE, ".0f"),
         "s_tol_pct": (100 * SPEEDUP_TOLERANCE, ".0f"),
     })
-    return {k: PENDING if v is None else format(v, fmt) for k, (v, fmt) in values.items()}
+    return {k: fmt(v, spec) for k, (v, spec) in values.items()}
+
+
+#: The names ``labs/speculative.md`` and its reference notebook call; the page can switch to
+#: ``prose_numbers`` and ``MISSING`` when its notebook is next regenerated, and these go.
+reference_numbers, PENDING = prose_numbers, MISSING
 
 
 def describe(result: dict) -> str:

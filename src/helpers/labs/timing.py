@@ -22,7 +22,7 @@ warm-up is needed. On a CPU there are no events and no asynchrony in torch, so t
 times the same operations on the CPU and uses :class:`~helpers.bench.ToyStream` to show what
 asynchrony does to a host timer.
 
-Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
+Page: ``labs/timing.md``. Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from typing import Callable
 
 from helpers import specs
-from helpers.bench import CacheFlusher, bench, matches, pick, sync
+from helpers.bench import CacheFlusher, matches, sync
 from helpers.bench.timing import timer_resolution_s
 from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
 from helpers.labs import core
@@ -44,7 +44,14 @@ __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asy
            "predicted_times_s", "method_times_s", "bounds_s", "reference_or_none", "OPERATIONS",
            "main"]
 
-LAB = "timing"
+#: The lab's record: its page, size table and the ``bench`` budget (fixed-count methods aside).
+LAB = core.Lab(
+    "timing", pages=("labs/timing.md",),
+    sizes={"matmul_n": (256, 8192),
+           "copy_elems": (1 << 20, 1 << 28),  # 4 MiB or 1 GiB of float32
+           "l2_elems": (1 << 14, 1 << 22),  # 64 KiB or 16 MiB of float32: src+dst fit in L2
+           "n_reps": (15, 50)},
+    budget_s=(0.2, 1.0), warmup_s=(0.05, 0.05))
 METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
 OPERATIONS = ("matmul", "copy", "tiny_add", "l2_copy")
 
@@ -60,15 +67,15 @@ def operations(device: str) -> dict:
     gen = torch.Generator().manual_seed(0)
     cuda = device.startswith("cuda")
     mm_dtype = torch.bfloat16 if cuda else torch.float32
-    n = pick(small=256, full=8192)
+    n = LAB.size("matmul_n")
     a = torch.randn(n, n, generator=gen).to(device=device, dtype=mm_dtype)
     b = torch.randn(n, n, generator=gen).to(device=device, dtype=mm_dtype)
-    copy_elems = pick(small=1 << 20, full=1 << 28)  # 4 MiB or 1 GiB of float32
+    copy_elems = LAB.size("copy_elems")
     src = torch.randn(copy_elems, generator=gen).to(device)
     dst = torch.empty_like(src)
     tiny_a = torch.randn(1024, generator=gen).to(device)
     tiny_b = torch.randn(1024, generator=gen).to(device)
-    l2_elems = pick(small=1 << 14, full=1 << 22)  # 64 KiB or 16 MiB of float32: src+dst fit in L2
+    l2_elems = LAB.size("l2_elems")
     l2_src = torch.randn(l2_elems, generator=gen).to(device)
     l2_dst = torch.empty_like(l2_src)
     esize = 4.0
@@ -197,8 +204,7 @@ def predicted_times_s(ops: dict, gpu: specs.GPUSpec, precision: str) -> dict:
 def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
-    budget = pick(small=0.2, full=1.0)
-    n_reps = pick(small=15, full=50)
+    budget, n_reps = LAB.budget(), LAB.size("n_reps")
     result = new_result(LAB, device, budget_s=budget, n_reps_per_method=n_reps,
                         methods=list(METHODS))
     first_call_started = time.perf_counter()
@@ -214,7 +220,7 @@ def run(device: str | None = None) -> dict:
         cold_s = time.perf_counter() - t0
         op["check"](first)  # correctness before any timing counts
         del first
-        careful = bench(op["fn"], device=device, name=name, budget_s=budget, env=False)
+        careful = LAB.bench(op["fn"], device, name)
         ways = time_four_ways(op["fn"], device, n_reps=n_reps)
         entry = {"size": op["size"], "dtype": op["dtype"], "flop": op["flop"],
                  "bytes": op["bytes"], "cold_call_s": cold_s, **ways,
@@ -223,8 +229,7 @@ def run(device: str | None = None) -> dict:
         if cuda:
             entry["backlogged_s"] = statistics.median(backlogged_times_s(op["fn"], n_reps))
         if name == "l2_copy":
-            flushed = bench(op["fn"], device=device, name=name + "_flushed", budget_s=budget,
-                            flush_cache=True, env=False)
+            flushed = LAB.bench(op["fn"], device, name + "_flushed", flush_cache=True)
             entry["bench_flushed"] = summarize(flushed)
             if cuda:
                 flusher = CacheFlusher(device)
@@ -273,12 +278,8 @@ def comparison_rows(ref: dict | None, mine: dict | None = None,
             for op in OPERATIONS]
 
 
-def reference_or_none() -> dict | None:
-    """The shipped H200 result, or None (with a one-line note) if it has not been measured yet."""
-    ref = core.reference_or_none(LAB)
-    if ref is None:
-        print("H200 reference not measured yet for this lab.")
-    return ref
+#: The shipped H200 result, or None (with a one-line note) before it is measured.
+reference_or_none = LAB.reference
 
 
 def grade_timer(timer: Callable[[Callable[[], None], Callable[[], None]], float],

@@ -610,3 +610,115 @@ def row_major_strides_elements(shape: Sequence[int]) -> tuple[int, ...]:
         out.append(acc)
         acc *= n
     return tuple(reversed(out))
+
+
+# --- the lab's predictions (labs/memory-access.md), moved here from its runner ----------------
+
+#: Bytes of one float32 element: the lab's strided reads and transposes move float32.
+FP32_BYTES = 4
+
+__all__ += ["FP32_BYTES", "predicted_efficiency", "predicted_conflict_degree",
+            "predicted_strided_bytes_per_s", "predicted_transpose_time_s"]
+
+
+def predicted_efficiency(stride: int, element_bytes: int, *,
+                         segment_bytes: int = SECTOR_BYTES) -> float:
+    r"""Coalescing efficiency of a warp reading 32 elements ``stride`` apart (dimensionless).
+
+    .. math:: \eta(s) = \frac{32\,b}{N_{seg}\,S}, \qquad
+              N_{seg} = \min\!\left(32, \left\lceil \frac{31\,s\,b + b}{S} \right\rceil\right)
+
+    for an aligned warp whose elements do not straddle a segment (``b`` divides ``S``):
+    :func:`strided_efficiency` of a full warp, the form the lab's page labels.
+
+    Parameters
+    ----------
+    stride : int
+        :math:`s`, elements between neighbouring threads' addresses (>= 1).
+    element_bytes : int
+        :math:`b`, bytes per element (a divisor of ``segment_bytes``).
+    segment_bytes : int
+        :math:`S`: 32 for a GPU sector, 64 for a CPU cache line.
+
+    Returns
+    -------
+    float
+        Useful bytes over bytes fetched, in (0, 1].
+
+    References
+    ----------
+    NVIDIA, CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory", "Strided
+    Accesses".
+
+    Examples
+    --------
+    >>> [predicted_efficiency(s, 4) for s in (1, 2, 8, 32)]
+    [1.0, 0.5, 0.125, 0.125]
+    >>> predicted_efficiency(32, 4, segment_bytes=64)
+    0.0625
+    """
+    s = _checks.positive_int("stride", stride)
+    b = _checks.positive_int("element_bytes", element_bytes)
+    seg = _checks.positive_int("segment_bytes", segment_bytes)
+    if seg % b:
+        raise ValueError(f"element_bytes must divide segment_bytes={seg}, got {b}")
+    return strided_efficiency(stride_elements=s, bytes_per_element=b, segment_bytes=seg)
+
+
+def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
+    r"""Passes a warp needs to read one column of a row-major ``tile_dim`` x (``tile_dim`` + pad)
+    tile of 4-byte words from 32 shared-memory banks (count).
+
+    .. math:: D = \gcd(\text{tile\_dim} + \text{pad},\ 32)
+
+    :func:`tile_column_conflict_degree` of a full warp on 32 banks.
+
+    >>> predicted_conflict_degree(32), predicted_conflict_degree(32, 1)
+    (32, 1)
+    """
+    d = _checks.positive_int("tile_dim", tile_dim)
+    pad = _checks.positive_int("padding_words", padding_words, minimum=0)
+    return tile_column_conflict_degree(d, padding_words=pad)
+
+
+def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
+                                  segment_bytes: int = SECTOR_BYTES) -> list[float]:
+    r"""Effective (useful) bandwidth of the strided read at each stride (bytes/s).
+
+    .. math:: B_{\text{eff}}(s) = \eta(s)\, B
+
+    with :math:`\eta` from :func:`predicted_efficiency` for float32 elements and :math:`B` the
+    bandwidth of unit-stride reads: the datasheet's HBM bandwidth for the prediction, or a
+    measured stride-1 bandwidth to compare shapes on another machine.
+
+    >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
+    [4.8, 2.4, 0.6]
+    """
+    if not (isinstance(peak_bytes_per_s, (int, float)) and math.isfinite(peak_bytes_per_s)
+            and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    return [predicted_efficiency(s, FP32_BYTES, segment_bytes=segment_bytes) * peak_bytes_per_s
+            for s in strides]
+
+
+def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
+                               write_stride: int = 1) -> float:
+    r"""Lower bound on the time of an ``rows x cols`` float32 transpose (seconds).
+
+    .. math:: T \ge \frac{Q/2}{B} + \frac{Q/2}{\eta_w\,B}, \qquad Q = 2\,M N b
+
+    Reads are coalesced; writes at stride ``write_stride`` elements have efficiency
+    :math:`\eta_w` (:func:`predicted_efficiency`). A tiled transpose writes at stride 1
+    (:math:`T \ge Q/B`, a copy's time); the naive one writes down columns, ``rows`` apart.
+
+    >>> t = predicted_transpose_time_s(8192, 8192, 4.8e12)
+    >>> round(t * 1e6, 1), round(predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192) / t, 2)
+    (111.8, 4.5)
+    """
+    m = _checks.positive_int("rows", rows)
+    n = _checks.positive_int("cols", cols)
+    if not (math.isfinite(peak_bytes_per_s) and peak_bytes_per_s > 0):
+        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    half = m * n * FP32_BYTES
+    eta_w = predicted_efficiency(write_stride, FP32_BYTES)
+    return half / peak_bytes_per_s + half / (eta_w * peak_bytes_per_s)
