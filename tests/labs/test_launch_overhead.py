@@ -35,8 +35,9 @@ def test_cpu_run_writes_a_valid_result(cpu_result):
     for e in m["chain"]:
         assert "graph" not in e  # no graphs on a CPU
         assert e["eager"]["median_s"] > 0 and e["eager"]["n_reps"] >= 5
-    # time grows with the number of operators: the longest chain is slower than the shortest
-    assert m["chain"][-1]["eager"]["median_s"] > m["chain"][0]["eager"]["median_s"]
+    # time grows with the number of operators: the longest chain is slower than the shortest,
+    # compared on the fastest repetitions (load only ever adds time)
+    assert m["chain"][-1]["eager"]["min_s"] > m["chain"][0]["eager"]["min_s"]
     assert m["fits"]["eager_per_kernel_s"] > 0
     assert m["host_enqueue"]["launch_s"] > 0
     assert [e["numel"] for e in m["size_sweep"]] == r["settings"]["sweep_numels"]

@@ -25,10 +25,11 @@ def test_cpu_run_measures_every_operation(result):
 
 
 def test_toy_stream_shows_the_host_timer_lying(result):
+    # Lower bounds only (a sleep never ends early, however busy the machine); the exact
+    # behaviour of the three timers is tested on a fake clock in tests/bench/test_toy_stream.py.
     toy = result["measurements"]["toy_stream"]
-    assert toy["host_no_sync_s"] < 0.1 * toy["kernel_s"]
-    assert toy["kernel_s"] <= toy["events_s"] < 2 * toy["kernel_s"]
-    assert toy["host_sync_s"] >= toy["kernel_s"]
+    assert toy["events_s"] >= toy["kernel_s"] and toy["host_sync_s"] >= toy["kernel_s"]
+    assert 0 < toy["host_no_sync_s"]
 
 
 def test_predictions_put_the_big_matmul_on_the_compute_roof():
@@ -71,3 +72,45 @@ def test_grader_passes_a_right_timer_and_says_why_others_fail():
     assert crash.status == "FAIL" and "ZeroDivisionError" in str(crash)
     with pytest.raises(ValueError):
         timing.grade_timer(right, kernel_s=0)
+
+
+def descheduled(run, synchronize):
+    # A right timer whose thread loses the CPU for 0.4 s before it reads the clock again, as on
+    # a busy machine: the grade must not change (a time bound on the result failed it).
+    synchronize()
+    t0 = time.perf_counter()
+    run()
+    synchronize()
+    time.sleep(0.4)
+    return time.perf_counter() - t0
+
+
+def in_nanoseconds(run, synchronize):
+    synchronize()
+    t0 = time.perf_counter_ns()
+    run()
+    synchronize()
+    return (time.perf_counter_ns() - t0) * 1e-9
+
+
+def clock_after_run(run, synchronize):
+    synchronize()
+    run()
+    t0 = time.monotonic()
+    synchronize()
+    return time.monotonic() - t0
+
+
+def test_the_grade_does_not_depend_on_how_busy_the_machine_is():
+    assert timing.grade_timer(descheduled).passed
+    assert timing.grade_timer(in_nanoseconds).passed
+    odd = timing.grade_timer(clock_after_run)
+    assert odd.status == "FAIL" and "read a clock, call run()" in str(odd)
+    assert timing.grade_timer(lambda run, sync: 0.05).status == "FAIL"  # no clock read at all
+
+
+def test_the_grader_restores_the_clocks():
+    before = (time.perf_counter, time.monotonic, time.time_ns)
+    timing.grade_timer(right)
+    timing.grade_timer(lambda run, sync: 1 / 0)
+    assert (time.perf_counter, time.monotonic, time.time_ns) == before

@@ -282,30 +282,77 @@ def comparison_rows(ref: dict | None, mine: dict | None = None,
 reference_or_none = LAB.reference
 
 
+#: The clocks a reader's timer may read; the grader notes, at each read, what has finished.
+_CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns")
+
+
 def grade_timer(timer: Callable[[Callable[[], None], Callable[[], None]], float],
-                kernel_s: float = 0.05, earlier_s: float = 0.03) -> Verdict:
+                kernel_s: float = 0.05, earlier_s: float = 0.2) -> Verdict:
     """Grade a reader's ``timer(run, synchronize) -> seconds`` on the toy stream.
 
     Before the timer is called, ``earlier_s`` of unrelated work is already queued on the
     stream; ``run()`` queues a kernel of ``kernel_s`` and returns at once. A correct timer
     synchronizes before starting the clock (so the earlier work is not billed) and after the
-    run (so the clock stops when the work has finished): it returns about ``kernel_s``.
+    run (so the clock stops when the work has finished).
+
+    The verdict does not depend on how busy the machine is: while the timer runs, every read
+    of a clock of the ``time`` module from the timer's thread is noted together with which
+    kernels had finished at that moment. The clock must start (its last read before ``run()``)
+    after the earlier work finished and stop (its last read) after the run finished; the only
+    timed check left is a lower bound, that the result is at least half the run's kernel, which
+    a sleep guarantees however slow the machine.
     """
+    import threading
+
     if not (kernel_s > 0 and earlier_s > 0):
         raise ValueError(f"kernel_s and earlier_s must be > 0, got {kernel_s}, {earlier_s}")
     name = "timer"
+    earlier_done, run_done, launched = threading.Event(), threading.Event(), threading.Event()
+    reads: list[tuple[bool, bool, bool]] = []  # (run launched, earlier done, run done)
+    me = threading.get_ident()
+
+    def flagged(duration_s: float, done: threading.Event):
+        k = sleep_kernel(duration_s)
+
+        def kernel() -> None:
+            k()
+            done.set()
+        return kernel
+
+    def noting(read):
+        def clock():
+            if threading.get_ident() == me:
+                reads.append((launched.is_set(), earlier_done.is_set(), run_done.is_set()))
+            return read()
+        return clock
+
+    def run() -> None:
+        stream.launch(flagged(kernel_s, run_done))
+        launched.set()
+
+    real = {c: getattr(time, c) for c in _CLOCKS}
     with ToyStream() as stream:
-        stream.launch(sleep_kernel(earlier_s))
+        stream.launch(flagged(earlier_s, earlier_done))
         try:
-            got = float(timer(lambda: stream.launch(sleep_kernel(kernel_s)), stream.synchronize))
+            for c in _CLOCKS:
+                setattr(time, c, noting(real[c]))
+            got = float(timer(run, stream.synchronize))
         except Exception as exc:
             return Verdict(name, "FAIL", [f"raised {type(exc).__name__}: {exc}"])
+        finally:
+            for c, read in real.items():
+                setattr(time, c, read)
         stream.synchronize()
-    if got < 0.5 * kernel_s:
+    before = [r for r in reads if not r[0]]
+    if not launched.is_set() or not before or len(before) == len(reads):
+        return Verdict(name, "FAIL", [
+            "it must read a clock, call run(), and read the clock again"])
+    stopped_after_run = reads[-1][2]
+    if not stopped_after_run or got < 0.5 * kernel_s:
         return Verdict(name, "FAIL", [
             "it stopped the clock before the device finished: the result is shorter than the "
             "queued work (synchronize after run())"])
-    if got > kernel_s + 0.6 * earlier_s:
+    if not before[-1][1]:
         return Verdict(name, "FAIL", [
             "it billed work queued before it started: the result includes the earlier kernel "
             "(synchronize before starting the clock)"])
