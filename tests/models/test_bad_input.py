@@ -166,6 +166,9 @@ def _numeric_bad(example):
     yield math.inf, MAYBE_VALID
     yield -math.inf, MAYBE_VALID
     yield 10**30, MAYBE_VALID
+    yield 2**63, MAYBE_VALID  # one past int64
+    yield 123456789.0, MAYBE_VALID  # a large but plausible size: loops and allocations over it
+    yield 1e15, MAYBE_VALID
     yield 1e300, MAYBE_VALID
     yield 1.7976931348623157e308, MAYBE_VALID  # the largest float: products overflow
     yield 1e-300, MAYBE_VALID

@@ -110,7 +110,9 @@ def time_sliced_completion_s(*, work_s: float, n_tenants: int, slice_s: float,
     k = positive_int("n_tenants", n_tenants)
     q = positive("slice_s", slice_s)
     s = positive("switch_s", switch_s, allow_zero=True)
-    j = math.ceil(w / q - 1e-12)
+    j = max(1, math.ceil(w / q - 1e-12))  # at least one slice: work below 1e-12 slices gave j = 0
+    if j == 1:  # done within the first slice: no wait (and no 0 * inf for a huge slice)
+        return w + 0.0
     return w + (j - 1) * ((k - 1) * q + k * s)
 
 
