@@ -105,6 +105,10 @@ def positive_array(name: str, value, *, allow_zero: bool = False, allow_empty: b
         if not isinstance(value, Sequence) and not hasattr(value, "__array__"):
             raise ValueError(f"{name} must be a finite number in {valid}, got {value!r}")
     raw = np.asarray(value)
+    if isinstance(value, (list, tuple)):  # numpy reads [True, 2.0] as [1.0, 2.0]: look first
+        for item in value:
+            if isinstance(item, (bool, np.bool_)):
+                raise ValueError(f"{name} must be a finite number in {valid}, got {item!r}")
     if raw.dtype.kind not in "iuf":
         for item in raw.ravel():  # object/str/bool arrays: name the first element of a wrong type
             if not _is_real(item):
