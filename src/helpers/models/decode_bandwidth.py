@@ -137,7 +137,8 @@ def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequ
     if decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, batch,
                                       hbm_bytes_per_s) <= 0:
         raise ValueError(f"weight_bytes and kv_cache_bytes_per_sequence are too small for a "
-                         f"nonzero step time, got {weight_bytes!r}, {kv_cache_bytes_per_sequence!r}")
+                         f"nonzero step time, got {weight_bytes!r}, "
+                         f"{kv_cache_bytes_per_sequence!r}")
     b = _positive_int("batch", batch)
     return b / decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, b,
                                               hbm_bytes_per_s)

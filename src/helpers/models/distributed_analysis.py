@@ -246,14 +246,17 @@ def union_intervals(intervals: Iterable[tuple[float, float]]) -> list[tuple[floa
     >>> union_intervals([(0, 2), (1, 3), (5, 6)])
     [(0.0, 3.0), (5.0, 6.0)]
     """
-    if intervals is None or isinstance(intervals, (str, bytes)) or not hasattr(intervals, "__iter__"):
-        raise ValueError(f"intervals must be an iterable of (start_s, end_s) pairs, got {intervals!r}")
+    if intervals is None or isinstance(intervals, (str, bytes)) \
+            or not hasattr(intervals, "__iter__"):
+        raise ValueError(f"intervals must be an iterable of (start_s, end_s) pairs, "
+                         f"got {intervals!r}")
     clean = []
     for i, iv in enumerate(intervals):
         try:
             a, b = float(iv[0]), float(iv[1])
         except (TypeError, ValueError, IndexError):
-            raise ValueError(f"intervals[{i}] must be a (start_s, end_s) pair, got {iv!r}") from None
+            raise ValueError(f"intervals[{i}] must be a (start_s, end_s) pair, "
+                             f"got {iv!r}") from None
         if not (math.isfinite(a) and math.isfinite(b) and b >= a):
             raise ValueError(f"intervals[{i}] must be finite with end_s >= start_s, got {iv!r}")
         clean.append((a, b))

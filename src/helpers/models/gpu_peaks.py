@@ -343,7 +343,8 @@ def fma_per_clock_per_sm(spec, precision: str) -> float:
     >>> fma_per_clock_per_sm(A100_SXM_80GB, "fp32"), fma_per_clock_per_sm(A100_SXM_80GB, "bf16")
     (64.0, 1024.0)
     """
-    _checks.has_attributes("spec", spec, ("name", "fp32_lanes_per_sm", "tensor_fma_per_clock_per_sm"))
+    _checks.has_attributes("spec", spec,
+                           ("name", "fp32_lanes_per_sm", "tensor_fma_per_clock_per_sm"))
     if not isinstance(precision, str):
         raise ValueError(f"precision must be a precision name (str), got {precision!r}")
     if precision == "fp32":
@@ -352,7 +353,8 @@ def fma_per_clock_per_sm(spec, precision: str) -> float:
         return float(_require(spec, "fp64_lanes_per_sm"))
     table = spec.tensor_fma_per_clock_per_sm
     if precision not in table:
-        raise ValueError(f"precision: {spec.name} has no tensor-core rate for {precision!r}; known: "
+        raise ValueError(f"precision: {spec.name} has no tensor-core rate for {precision!r}; "
+                         f"known: "
                          f"{sorted(table)}")
     return float(table[precision])
 

@@ -94,7 +94,10 @@ def request_latencies(arrival_s: float, token_times_s) -> dict:
     (0.5, 0.15, [0.1, 0.2], 0.8)
     """
     _checks.real("arrival_s", arrival_s)
-    _checks.sequence("token_times_s", token_times_s) if not np.ndim(token_times_s) == 0 else _checks.real("token_times_s", token_times_s)
+    if np.ndim(token_times_s) == 0:
+        _checks.real("token_times_s", token_times_s)
+    else:
+        _checks.sequence("token_times_s", token_times_s)
     a, t = _times(arrival_s, token_times_s)
     itl = np.diff(t)
     return {"ttft_s": float(t[0] - a),
@@ -284,7 +287,8 @@ def max_cached_tokens(hbm_bytes: float, weight_bytes: float, kv_bytes_per_token:
     q = positive("kv_bytes_per_token", kv_bytes_per_token)
     tokens = kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // q
     if not math.isfinite(tokens):
-        raise ValueError(f"kv_bytes_per_token is too small to count tokens, got {kv_bytes_per_token!r}")
+        raise ValueError(f"kv_bytes_per_token is too small to count tokens, "
+                         f"got {kv_bytes_per_token!r}")
     return int(tokens)
 
 

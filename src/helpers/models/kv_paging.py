@@ -159,8 +159,11 @@ def kv_utilization(used_tokens, reserved_tokens) -> float:
     0.005859375
     """
     if hasattr(used_tokens, "__iter__") or hasattr(reserved_tokens, "__iter__"):
-        _checks.positive_array("used_tokens", _checks.sequence("used_tokens", used_tokens), allow_zero=True)
-        _checks.positive_array("reserved_tokens", _checks.sequence("reserved_tokens", reserved_tokens), allow_zero=True)
+        _checks.positive_array("used_tokens", _checks.sequence("used_tokens", used_tokens),
+                               allow_zero=True)
+        _checks.positive_array("reserved_tokens",
+                               _checks.sequence("reserved_tokens", reserved_tokens),
+                               allow_zero=True)
         _checks.same_length("used_tokens", used_tokens, "reserved_tokens", reserved_tokens)
     used = sum(used_tokens) if hasattr(used_tokens, "__iter__") else used_tokens
     reserved = sum(reserved_tokens) if hasattr(reserved_tokens, "__iter__") else reserved_tokens

@@ -186,7 +186,8 @@ def graceful_exit_s(remaining_s: Sequence[float], grace_s: float | None = K8S_GR
     >>> graceful_exit_s([0.2, 1.5, 0.7])
     1.5
     """
-    _checks.positive_array("remaining_s", _checks.sequence("remaining_s", remaining_s), allow_zero=True)
+    _checks.positive_array("remaining_s", _checks.sequence("remaining_s", remaining_s),
+                           allow_zero=True)
     r = _remaining(remaining_s, "remaining_s")
     need = max(r, default=0.0)
     return need if grace_s is None else min(need, _positive("grace_s", grace_s))

@@ -103,7 +103,8 @@ def warp_addresses_bytes(*, stride_elements: int = 1, bytes_per_element: int = 4
     if step >= 2**63 or int(base_bytes) + (int(n_threads) - 1) * step >= 2**63:
         raise ValueError(f"base_bytes + (n_threads - 1) * stride_elements * bytes_per_element must "
                          f"be below 2**63 (int64 addresses), got base_bytes={base_bytes!r}, "
-                         f"stride_elements={stride_elements!r}, bytes_per_element={bytes_per_element!r}, "
+                         f"stride_elements={stride_elements!r}, "
+                         f"bytes_per_element={bytes_per_element!r}, "
                          f"n_threads={n_threads!r}")
     s = _int("stride_elements", stride_elements, 0)
     b = _int("bytes_per_element", bytes_per_element, 1)

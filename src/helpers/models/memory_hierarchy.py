@@ -251,7 +251,8 @@ def plateau_latencies_s(working_sets_bytes: Sequence[float], latencies_s: Sequen
     >>> plateau_latencies_s([1e3, 1e4, 1e5, 1e6, 1e7], [1, 1, 5, 5, 90], [2e4, 2e6])
     ([1.0, 5.0], 90.0)
     """
-    _checks.positive_array("working_sets_bytes", _checks.sequence("working_sets_bytes", working_sets_bytes))
+    _checks.positive_array("working_sets_bytes",
+                           _checks.sequence("working_sets_bytes", working_sets_bytes))
     _checks.positive_array("latencies_s", _checks.sequence("latencies_s", latencies_s))
     _checks.positive_array("cache_bytes", _checks.sequence("cache_bytes", cache_bytes, min_len=1))
     ws = positive_array("working_sets_bytes", np.asarray(working_sets_bytes, dtype=float))

@@ -442,7 +442,8 @@ def stagnation_value(addend: float, fmt: str | Format) -> float:
     >>> stagnation_value(round_to_format(0.01, "bf16"), "bf16")
     4.0
     """
-    _ratio = _checks.finite_ratio("addend", positive("addend", addend), "unit_roundoff(fmt)", unit_roundoff(fmt))
+    _ratio = _checks.finite_ratio("addend", positive("addend", addend),
+                                  "unit_roundoff(fmt)", unit_roundoff(fmt))
     if math.ceil(math.log2(_ratio)) > 1023:
         raise ValueError(f"addend / unit_roundoff(fmt) must be at most 2**1023, got {addend!r}")
     a = positive("addend", addend)

@@ -657,7 +657,8 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
     80
     """
     if not math.isfinite(_positive_int("top_k", top_k) * _positive_int("tokens", tokens)
-                         / _positive_int("n_experts", n_experts) * _positive("capacity_factor", capacity_factor)):
+                         / _positive_int("n_experts", n_experts)
+                         * _positive("capacity_factor", capacity_factor)):
         raise ValueError(f"top_k * tokens / n_experts * capacity_factor must be finite, got "
                          f"capacity_factor={capacity_factor!r}")
     t_ = _positive_int("tokens", tokens)

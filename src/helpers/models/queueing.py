@@ -694,7 +694,8 @@ def mmck_state_probabilities(arrival_rate_per_s: float, service_rate_per_s: floa
     c, k = _capacity(servers, capacity)
     a = lam / mu
     if not math.isfinite(a):
-        raise ValueError(f"arrival_rate_per_s / service_rate_per_s must be finite, got {lam!r} / {mu!r}")
+        raise ValueError(f"arrival_rate_per_s / service_rate_per_s must be finite, "
+                         f"got {lam!r} / {mu!r}")
     # Work with ratios pi_n / pi_{n-1} to avoid overflow: lam / (min(n, c) mu).
     w = [1.0]
     for n in range(1, k + 1):
@@ -702,7 +703,7 @@ def mmck_state_probabilities(arrival_rate_per_s: float, service_rate_per_s: floa
         if w[-1] > 1e250:  # renormalize on the fly; the shape is what matters
             w = [x / 1e250 for x in w]
     total = math.fsum(w)
-    if not math.isfinite(total):  # the ratio a / min(n, c) overflowed a float between renormalizations
+    if not math.isfinite(total):  # a / min(n, c) overflowed a float between renormalizations
         raise ValueError(f"arrival_rate_per_s / service_rate_per_s is too large for the state "
                          f"probabilities, got {lam!r} / {mu!r}")
     return [x / total for x in w]

@@ -105,7 +105,8 @@ def time_sliced_completion_s(*, work_s: float, n_tenants: int, slice_s: float,
     >>> time_sliced_completion_s(work_s=0.010, n_tenants=4, slice_s=0.002)
     0.034
     """
-    _checks.finite_ratio("work_s", positive("work_s", work_s), "slice_s", positive("slice_s", slice_s))
+    _checks.finite_ratio("work_s", positive("work_s", work_s),
+                         "slice_s", positive("slice_s", slice_s))
     w = positive("work_s", work_s)
     k = positive_int("n_tenants", n_tenants)
     q = positive("slice_s", slice_s)

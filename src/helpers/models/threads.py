@@ -68,7 +68,8 @@ def best_worker_count(work_s: float, spawn_s: float, max_workers: int) -> int:
     >>> best_worker_count(1e-3, 50e-6, 64), best_worker_count(1.0, 50e-6, 8)
     (4, 8)
     """
-    _checks.finite_ratio("work_s", positive("work_s", work_s), "spawn_s", positive("spawn_s", spawn_s))
+    _checks.finite_ratio("work_s", positive("work_s", work_s),
+                         "spawn_s", positive("spawn_s", spawn_s))
     w = positive("work_s", work_s)
     s = positive("spawn_s", spawn_s)
     m = positive_int("max_workers", max_workers)

@@ -139,7 +139,8 @@ def first_touch_faults(n_bytes: float, page_bytes: float = PAGE_4K) -> int:
     >>> first_touch_faults(64 * 2**20), first_touch_faults(64 * 2**20, PAGE_2M)
     (16384, 32)
     """
-    _checks.finite_ratio("n_bytes", positive("n_bytes", n_bytes), "page_bytes", positive("page_bytes", page_bytes))
+    _checks.finite_ratio("n_bytes", positive("n_bytes", n_bytes),
+                         "page_bytes", positive("page_bytes", page_bytes))
     n = positive("n_bytes", n_bytes)
     p = positive("page_bytes", page_bytes)
     return math.ceil(n / p)
