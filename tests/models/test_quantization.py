@@ -13,7 +13,9 @@ from hypothesis.extra.numpy import arrays
 
 from helpers.models import quantization as q
 
-finite = st.floats(-100, 100, allow_nan=False, width=64)
+# Weights below ~1e-300 make absmax / qmax underflow to a zero scale (every code 0): a float64
+# limit, not a quantizer property; random examples (no derandomize) found 5e-324.
+finite = st.floats(-100, 100, allow_nan=False, width=64).filter(lambda x: x == 0 or abs(x) > 1e-300)
 
 
 # --- limits and invariants --------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Mapping
 
 from ._checks import fraction as _fraction
 from ._checks import positive as _positive
+from . import _checks
 
 __all__ = ["amdahl_speedup", "amdahl_limit", "required_factor", "request_time_s",
            "request_speedup"]
@@ -165,6 +166,9 @@ def request_time_s(stage_times_s: Mapping[str, float],
     >>> request_time_s({"queue": 0.2, "gpu": 0.6, "network": 0.2}, {"gpu": 2.0})
     0.7
     """
+    _checks.mapping("stage_times_s", stage_times_s)
+    if speedups is not None:
+        _checks.mapping("speedups", speedups)
     speedups = dict(speedups or {})
     times = _stages(stage_times_s, speedups)
     return sum(t / float(speedups.get(name, 1.0)) for name, t in times.items())
@@ -183,6 +187,9 @@ def request_speedup(stage_times_s: Mapping[str, float],
     >>> round(request_speedup({"queue": 0.2, "gpu": 0.6, "network": 0.2}, {"gpu": 2.0}), 4)
     1.4286
     """
+    _checks.mapping("stage_times_s", stage_times_s)
+    if speedups is not None:
+        _checks.mapping("speedups", speedups)
     speedups = dict(speedups or {})
     times = _stages(stage_times_s, speedups)
     return sum(times.values()) / request_time_s(times, speedups)

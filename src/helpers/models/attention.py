@@ -42,6 +42,7 @@ import numpy as np
 
 from . import roofline
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s",
            "softmax_unfused_bytes", "softmax_fused_bytes", "online_softmax_update",
@@ -97,6 +98,7 @@ def elementwise_chain_bytes(n_elements: int, n_ops: int, bytes_per_element: floa
     ...     1_000_000, 4, 2.0, fused=True)
     4.0
     """
+    _checks.boolean("fused", fused)
     n = positive_int("n_elements", n_elements)
     k = positive_int("n_ops", n_ops)
     b = positive("bytes_per_element", bytes_per_element)
@@ -117,6 +119,10 @@ def fusion_saved_bytes(n_elements: int, n_ops: int, bytes_per_element: float) ->
     >>> fusion_saved_bytes(1000, 3, 4.0)
     16000.0
     """
+    if not math.isfinite(elementwise_chain_bytes(n_elements, n_ops, bytes_per_element,
+                                                 fused=False)):
+        raise ValueError(f"n_elements * n_ops * bytes_per_element must be finite, got "
+                         f"{n_elements!r}, {n_ops!r}, {bytes_per_element!r}")
     return (elementwise_chain_bytes(n_elements, n_ops, bytes_per_element, fused=False)
             - elementwise_chain_bytes(n_elements, n_ops, bytes_per_element, fused=True))
 
@@ -227,6 +233,15 @@ def online_softmax_update(m, ell, block):
     >>> float(m), float(ell)
     (0.0, 2.0)
     """
+    if np.ndim(m) == 0:  # a running max: -inf for an empty history, never NaN or +inf
+        _checks.real("m", m, allow_inf=True)
+        if m == math.inf:
+            raise ValueError(f"m must be a number in [-inf, inf), got {m!r}")
+    else:
+        _checks.real_array("m", m, allow_neg_inf=True)
+    _checks.positive_array("ell", ell, allow_zero=True)
+    _checks.sequence("block", block, min_len=1)
+    _checks.real_array("block", block, allow_neg_inf=True)
     block = np.asarray(block, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
     m_new = np.maximum(m, block.max(axis=-1))
@@ -290,6 +305,7 @@ def two_pass_softmax(x):
     >>> float(two_pass_softmax([1000.0, 1000.0])[0])
     0.5
     """
+    _checks.real_array("x", x, allow_neg_inf=True)
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 0 or x.shape[-1] == 0:
         raise ValueError("x must have at least one column")
@@ -317,6 +333,7 @@ def attention_flop(seq_len: int, head_dim: int, *, n_heads: int = 1, batch: int 
     >>> attention_flop(1024, 64, n_heads=16, batch=64) / 1e9
     274.877906944
     """
+    _checks.boolean("causal", causal)
     n, d = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
     h, bsz = positive_int("n_heads", n_heads), positive_int("batch", batch)
     return 4.0 * n * n * d * h * bsz / (2.0 if causal else 1.0)
@@ -477,6 +494,7 @@ def flash2_attention_hbm_bytes(seq_len: int, head_dim: int, bytes_per_element: f
     >>> flash2_attention_hbm_bytes(1024, 64, 2.0, block_rows=128) / 2**20
     2.25
     """
+    _checks.boolean("causal", causal)
     n, d = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
     br = positive_int("block_rows", block_rows)
     tr = math.ceil(n / br)
@@ -508,6 +526,9 @@ def attention_intensity_flop_per_byte(seq_len: int, head_dim: int, bytes_per_ele
     >>> round(attention_intensity_flop_per_byte(4096, 128, 2.0, block_rows=128), 1)
     124.1
     """
+    _checks.boolean("causal", causal)
+    if block_rows is not None:
+        _checks.positive_int("block_rows", block_rows)
     f = attention_flop(seq_len, head_dim, causal=causal)
     if block_rows is None:
         if causal:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["quota_cpus", "effective_cpus", "throttled_wall_s", "throttle_slowdown"]
 
@@ -165,6 +166,9 @@ def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: fl
     ...                        period_s=0.1), 5)
     0.00313
     """
+    if quota_s != math.inf:
+        _checks.finite_ratio("cpu_work_s", positive("cpu_work_s", cpu_work_s),
+                             "quota_s", positive("quota_s", quota_s))
     w = positive("cpu_work_s", cpu_work_s)
     n = positive_int("threads", threads)
     c = positive_int("cores", cores)

@@ -309,7 +309,12 @@ def expected_wall_time_s(work_s: float, interval_s: float, checkpoint_s: float,
     d = _positive("checkpoint_s", checkpoint_s, allow_zero=True)
     r = _positive("restart_s", restart_s, allow_zero=True)
     m = _positive("mtbf_s", mtbf_s)
-    return m * math.exp(r / m) * math.expm1((tau + d) / m) * ts / tau
+    try:
+        return m * math.exp(r / m) * math.expm1((tau + d) / m) * ts / tau
+    except OverflowError:
+        raise ValueError(f"restart_s / mtbf_s and (interval_s + checkpoint_s) / mtbf_s must be "
+                         f"small enough for exp() (below about 709), got restart_s={r!r}, "
+                         f"interval_s={tau!r}, checkpoint_s={d!r}, mtbf_s={m!r}") from None
 
 
 def goodput(interval_s: float, checkpoint_s: float, restart_s: float, mtbf_s: float) -> float:

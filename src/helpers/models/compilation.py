@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from ._checks import positive
+from . import _checks
 
 __all__ = ["break_even_calls", "amortized_time_s"]
 
@@ -69,7 +70,8 @@ def amortized_time_s(n_calls: int, compile_s: float, compiled_s: float) -> float
     >>> amortized_time_s(1000, 10.0, 0.001)
     11.0
     """
-    if isinstance(n_calls, bool) or not float(n_calls).is_integer() or n_calls < 0:
+    if not _checks._is_real(n_calls) or not math.isfinite(float(n_calls)) \
+            or not float(n_calls).is_integer() or n_calls < 0:
         raise ValueError(f"n_calls must be an integer in [0, inf), got {n_calls!r}")
     return positive("compile_s", compile_s, allow_zero=True) + int(n_calls) * positive(
         "compiled_s", compiled_s)

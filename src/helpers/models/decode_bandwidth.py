@@ -40,6 +40,7 @@ import math
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
 from .transformer import weight_bytes
+from . import _checks
 
 __all__ = ["weight_bytes", "decode_step_bytes", "decode_step_time_lower_bound_s",
            "decode_tokens_per_s_upper_bound", "decode_step_time_s", "decode_tokens_per_s",
@@ -133,6 +134,11 @@ def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequ
     >>> round(decode_tokens_per_s_upper_bound(16e9, 0.0, 1, 3.35e12), 1)
     209.4
     """
+    if decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, batch,
+                                      hbm_bytes_per_s) <= 0:
+        raise ValueError(f"weight_bytes and kv_cache_bytes_per_sequence are too small for a "
+                         f"nonzero step time, got {weight_bytes!r}, "
+                         f"{kv_cache_bytes_per_sequence!r}")
     b = _positive_int("batch", batch)
     return b / decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, b,
                                               hbm_bytes_per_s)

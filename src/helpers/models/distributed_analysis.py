@@ -246,14 +246,19 @@ def union_intervals(intervals: Iterable[tuple[float, float]]) -> list[tuple[floa
     >>> union_intervals([(0, 2), (1, 3), (5, 6)])
     [(0.0, 3.0), (5.0, 6.0)]
     """
+    if intervals is None or isinstance(intervals, (str, bytes)) \
+            or not hasattr(intervals, "__iter__"):
+        raise ValueError(f"intervals must be an iterable of (start_s, end_s) pairs, "
+                         f"got {intervals!r}")
     clean = []
     for i, iv in enumerate(intervals):
         try:
             a, b = float(iv[0]), float(iv[1])
         except (TypeError, ValueError, IndexError):
-            raise ValueError(f"interval {i} must be a (start_s, end_s) pair, got {iv!r}") from None
+            raise ValueError(f"intervals[{i}] must be a (start_s, end_s) pair, "
+                             f"got {iv!r}") from None
         if not (math.isfinite(a) and math.isfinite(b) and b >= a):
-            raise ValueError(f"interval {i} must be finite with end_s >= start_s, got {iv!r}")
+            raise ValueError(f"intervals[{i}] must be finite with end_s >= start_s, got {iv!r}")
         clean.append((a, b))
     merged: list[list[float]] = []
     for a, b in sorted(clean):
@@ -296,8 +301,14 @@ def exposed_comm_s(compute_intervals: Iterable[tuple[float, float]],
     >>> exposed_comm_s([(0, 10)], [(8, 12)])
     2.0
     """
-    comm = union_intervals(comm_intervals)
-    comp = union_intervals(compute_intervals)
+    try:
+        comm = union_intervals(comm_intervals)
+    except ValueError as err:
+        raise ValueError(f"comm_intervals: {err}") from None
+    try:
+        comp = union_intervals(compute_intervals)
+    except ValueError as err:
+        raise ValueError(f"compute_intervals: {err}") from None
     total = sum(b - a for a, b in comm)
     hidden = 0.0
     j = 0
@@ -385,6 +396,7 @@ def dp_step_time_s(*, forward_s: float, backward_s: float, bucket_comm_s: Sequen
     >>> dp_step_time_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.3, 0.3, 0.3, 0.3])
     3.3
     """
+    _checks.sequence("bucket_comm_s", bucket_comm_s)
     f, b, done = _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions)
     opt = _checks.positive("optimizer_s", optimizer_s, allow_zero=True)
     return max(f + b, done[-1][1]) + opt
@@ -406,6 +418,7 @@ def dp_exposed_comm_s(*, forward_s: float, backward_s: float, bucket_comm_s: Seq
     >>> round(dp_exposed_comm_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.3] * 4), 6)
     0.3
     """
+    _checks.sequence("bucket_comm_s", bucket_comm_s)
     f, b, done = _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions)
     return max(0.0, done[-1][1] - (f + b))
 
@@ -426,6 +439,7 @@ def straggler_step_time_s(per_rank_step_s: Sequence[float]) -> float:
     >>> straggler_step_time_s([1.0, 1.02, 1.3])
     1.3
     """
+    _checks.sequence("per_rank_step_s", per_rank_step_s)
     xs = [_checks.positive(f"per_rank_step_s[{i}]", t) for i, t in enumerate(per_rank_step_s)]
     if not xs:
         raise ValueError("per_rank_step_s must list at least one rank")

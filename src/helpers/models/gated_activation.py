@@ -16,6 +16,7 @@ PyTorch's autograd formulas for ``silu`` and ``mul`` (``tools/autograd/derivativ
 from __future__ import annotations
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["swiglu_passes", "swiglu_traffic_bytes", "swiglu_saved_bytes"]
 
@@ -61,6 +62,7 @@ def swiglu_passes(*, fused: bool, direction: str = "forward") -> int:
     >>> swiglu_passes(fused=False) + swiglu_passes(fused=False, direction="backward")
     14
     """
+    _checks.boolean("fused", fused)
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
     return _PASSES[(direction, bool(fused))]
@@ -101,6 +103,7 @@ def swiglu_traffic_bytes(n_elements: int, bytes_per_element: float, *, fused: bo
     >>> swiglu_traffic_bytes(1000, 2.0, fused=True)
     6000.0
     """
+    _checks.boolean("fused", fused)
     n = positive_int("n_elements", n_elements)
     b = positive("bytes_per_element", bytes_per_element)
     return float(swiglu_passes(fused=fused, direction=direction) * n * b)
@@ -137,6 +140,7 @@ def swiglu_saved_bytes(n_elements: int, bytes_per_element: float, *, fused: bool
     >>> swiglu_saved_bytes(1000, 2.0, fused=False) - swiglu_saved_bytes(1000, 2.0, fused=True)
     2000.0
     """
+    _checks.boolean("fused", fused)
     n = positive_int("n_elements", n_elements)
     b = positive("bytes_per_element", bytes_per_element)
     return float(_SAVED[bool(fused)] * n * b)

@@ -45,6 +45,9 @@ from . import occupancy as _occ
 from . import roofline as _roof
 from ._checks import positive as _pos
 from ._checks import positive_int as _int
+from . import _checks
+
+MAX_TILES = 10**7  # grouped_tile_order lists every tile: more would hang
 
 __all__ = ["problem_intensity_flop_per_byte", "tile_intensity_flop_per_byte", "tiled_load_bytes",
            "tile_count", "waves", "wave_efficiency", "tile_quantization_efficiency",
@@ -74,6 +77,7 @@ def problem_intensity_flop_per_byte(m: int, n: int, k: int, bytes_per_element: f
     >>> round(problem_intensity_flop_per_byte(4096, 512, 1024, 2.0))
     315
     """
+    _roof.matmul_flop(m, n, k)  # checks m, n and k by name
     return _roof.matmul_flop(m, n, k) / _roof.matmul_min_bytes(m, n, k, bytes_per_element)
 
 
@@ -161,6 +165,9 @@ def waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> int:
     >>> waves(2048, 132), waves(132, 132), waves(133, 132)
     (16, 1, 2)
     """
+    _int("tiles", tiles)
+    _int("sms", sms)
+    _int("ctas_per_sm", ctas_per_sm)
     return _occ.waves(tiles, ctas_per_sm, sms)
 
 
@@ -284,6 +291,7 @@ def ctas_per_sm_by_smem(smem_bytes_per_cta: float, limits) -> int:
     >>> ctas_per_sm_by_smem(144 * 1024, specs.SM90), ctas_per_sm_by_smem(64 * 1024, specs.SM90)
     (1, 3)
     """
+    _checks.has_attributes("limits", limits, ("max_smem_per_block_bytes", "smem_per_sm_bytes"))
     s = _pos("smem_bytes_per_cta", smem_bytes_per_cta, allow_zero=True)
     if s > limits.max_smem_per_block_bytes:
         return 0
@@ -316,6 +324,7 @@ def grouped_tile_order(m_tiles: int, n_tiles: int, group_m: int) -> list[tuple[i
     [(0, 0), (0, 1), (1, 0), (1, 1)]
     """
     mt, nt, g = _int("m_tiles", m_tiles), _int("n_tiles", n_tiles), _int("group_m", group_m)
+    _checks.at_most("m_tiles * n_tiles", mt * nt, MAX_TILES, "the order is listed tile by tile")
     order = []
     per_group = g * nt
     for pid in range(mt * nt):

@@ -16,6 +16,7 @@ Symbols (the page's): :math:`n_{SM}` SMs, :math:`u` FMA per clock per SM, :math:
 from __future__ import annotations
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["FLOP_PER_FMA", "peak_flop_per_s", "clock_from_peak_hz", "peak_memory_bytes_per_s",
            "pin_rate_from_bandwidth_bits_per_s", "bytes_per_clock_per_sm", "per_gpu",
@@ -27,6 +28,9 @@ FLOP_PER_FMA = 2.0
 
 _NON_TENSOR = ("fp32", "fp64")
 _HIGH_CLOCK = ("fp32", "fp64", "fp64_tensor")  # the precisions a GPU's full boost clock rates
+# tensor-core precisions a spec may list (or leave unpublished): a name outside these and the
+# spec's own table is a typo, not a precision
+PRECISIONS = ("tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4")
 
 
 def peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
@@ -323,6 +327,9 @@ def clock_for_precision_hz(spec, precision: str) -> float:
     >>> clock_for_precision_hz(H100_SXM, "bf16") / 1e6, clock_for_precision_hz(H100_SXM, "fp32") / 1e6
     (1830.0, 1980.0)
     """
+    _checks.has_attributes("spec", spec, ("name", "boost_clock_hz", "tensor_fma_per_clock_per_sm"))
+    _checks.one_of("precision", precision, _HIGH_CLOCK + PRECISIONS
+                   + tuple(spec.tensor_fma_per_clock_per_sm))
     if precision in _HIGH_CLOCK:
         return float(_require(spec, "boost_clock_hz"))
     return float(_require(spec, "tensor_boost_clock_hz"))
@@ -336,13 +343,18 @@ def fma_per_clock_per_sm(spec, precision: str) -> float:
     >>> fma_per_clock_per_sm(A100_SXM_80GB, "fp32"), fma_per_clock_per_sm(A100_SXM_80GB, "bf16")
     (64.0, 1024.0)
     """
+    _checks.has_attributes("spec", spec,
+                           ("name", "fp32_lanes_per_sm", "tensor_fma_per_clock_per_sm"))
+    if not isinstance(precision, str):
+        raise ValueError(f"precision must be a precision name (str), got {precision!r}")
     if precision == "fp32":
         return float(_require(spec, "fp32_lanes_per_sm"))
     if precision == "fp64":
         return float(_require(spec, "fp64_lanes_per_sm"))
     table = spec.tensor_fma_per_clock_per_sm
     if precision not in table:
-        raise ValueError(f"{spec.name}: no tensor-core rate for {precision!r}; known: "
+        raise ValueError(f"precision: {spec.name} has no tensor-core rate for {precision!r}; "
+                         f"known: "
                          f"{sorted(table)}")
     return float(table[precision])
 
@@ -357,5 +369,8 @@ def derived_peak_flop_per_s(spec, precision: str) -> float:
     >>> round(derived_peak_flop_per_s(H200_SXM, "bf16") / 1e12, 1)
     989.4
     """
+    _checks.has_attributes("spec", spec, ("name", "sm_count", "tensor_fma_per_clock_per_sm"))
+    if not isinstance(precision, str):
+        raise ValueError(f"precision must be a precision name (str), got {precision!r}")
     return peak_flop_per_s(_require(spec, "sm_count"), fma_per_clock_per_sm(spec, precision),
                            clock_for_precision_hz(spec, precision))

@@ -22,6 +22,8 @@ also notes that the first-token time includes queueing, prefill and the network.
 
 from __future__ import annotations
 
+import math
+
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -29,6 +31,7 @@ import numpy as np
 from . import decode_bandwidth, queueing, roofline, stats
 from . import transformer as tf
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["request_latencies", "e2e_latency_s", "trace_metrics", "PERCENTILES",
            "kv_budget_bytes", "max_cached_tokens", "max_concurrent_requests",
@@ -90,6 +93,11 @@ def request_latencies(arrival_s: float, token_times_s) -> dict:
     >>> m["ttft_s"], round(m["tpot_s"], 6), [round(x, 6) for x in m["itl_s"]], m["e2e_s"]
     (0.5, 0.15, [0.1, 0.2], 0.8)
     """
+    _checks.real("arrival_s", arrival_s)
+    if np.ndim(token_times_s) == 0:
+        _checks.real("token_times_s", token_times_s)
+    else:
+        _checks.sequence("token_times_s", token_times_s)
     a, t = _times(arrival_s, token_times_s)
     itl = np.diff(t)
     return {"ttft_s": float(t[0] - a),
@@ -171,6 +179,10 @@ def trace_metrics(requests: Iterable, *, window_s: tuple[float, float] | None = 
     >>> m["n_tokens"], m["ttft_s"]["p50"], round(m["output_tokens_per_s"], 3)
     (5, 0.65, 5.0)
     """
+    _checks.sequence("requests", requests)
+    _checks.sequence("percentiles", percentiles)
+    for _p in percentiles:
+        _checks.real("percentiles", _p, low=0, high=100)
     rows = []
     for r in requests:
         if isinstance(r, dict):
@@ -273,7 +285,11 @@ def max_cached_tokens(hbm_bytes: float, weight_bytes: float, kv_bytes_per_token:
     14648
     """
     q = positive("kv_bytes_per_token", kv_bytes_per_token)
-    return int(kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // q)
+    tokens = kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // q
+    if not math.isfinite(tokens):
+        raise ValueError(f"kv_bytes_per_token is too small to count tokens, "
+                         f"got {kv_bytes_per_token!r}")
+    return int(tokens)
 
 
 def max_concurrent_requests(hbm_bytes: float, weight_bytes: float, kv_bytes_per_token: float,
@@ -309,7 +325,11 @@ def max_concurrent_requests(hbm_bytes: float, weight_bytes: float, kv_bytes_per_
     """
     n = positive_int("tokens_per_request", tokens_per_request)
     q = positive("kv_bytes_per_token", kv_bytes_per_token)
-    return int(kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // (q * n))
+    requests = kv_budget_bytes(hbm_bytes, weight_bytes, reserve_bytes) // (q * n)
+    if not math.isfinite(requests):
+        raise ValueError(f"kv_bytes_per_token * tokens_per_request is too small to count requests, "
+                         f"got {kv_bytes_per_token!r} * {tokens_per_request!r}")
+    return int(requests)
 
 
 def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
@@ -357,6 +377,10 @@ def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
     ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)   # one token: weights
     3.13
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
+    positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    positive_int("prompt_len", prompt_len)
+    _checks.at_most("prompt_len", prompt_len, 2**53)
     p = positive_int("prompt_len", prompt_len)
     flop = tf.prefill_flop(cfg, seq_len=p, batch=positive_int("batch", batch))
     w = tf.weight_bytes(tf.matmul_parameter_count(cfg), bytes_per_element)
@@ -390,6 +414,7 @@ def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, b
     ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)
     3.13
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     b = positive_int("batch", batch)
     s = positive_int("context_len", context_len, minimum=0)
     n = tf.matmul_parameter_count(cfg)

@@ -34,6 +34,7 @@ import math
 from typing import Sequence
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["PCIE_GENERATIONS", "pcie_bytes_per_s", "pcie_raw_bidirectional_bytes_per_s",
            "weight_transfer_time_s", "staged_copy_time_s"]
@@ -200,6 +201,8 @@ def staged_copy_time_s(*, n_bytes: float, hop_bytes_per_s: Sequence[float],
     >>> round(staged_copy_time_s(n_bytes=8e9, hop_bytes_per_s=[8e9, 16e9], chunk_bytes=8e6), 6)
     1.0005
     """
+    _checks.boolean("overlapped", overlapped)
+    _checks.sequence("hop_bytes_per_s", hop_bytes_per_s)
     w = positive("n_bytes", n_bytes)
     hops = list(hop_bytes_per_s)
     if not hops:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["blocks_needed", "paged_waste_tokens", "contiguous_waste_tokens",
            "kv_utilization", "prefix_sharing_saved_blocks", "kv_transfer_time_s"]
@@ -157,6 +158,13 @@ def kv_utilization(used_tokens, reserved_tokens) -> float:
     >>> kv_utilization([10, 5], [2048, 512])
     0.005859375
     """
+    if hasattr(used_tokens, "__iter__") or hasattr(reserved_tokens, "__iter__"):
+        _checks.positive_array("used_tokens", _checks.sequence("used_tokens", used_tokens),
+                               allow_zero=True)
+        _checks.positive_array("reserved_tokens",
+                               _checks.sequence("reserved_tokens", reserved_tokens),
+                               allow_zero=True)
+        _checks.same_length("used_tokens", used_tokens, "reserved_tokens", reserved_tokens)
     used = sum(used_tokens) if hasattr(used_tokens, "__iter__") else used_tokens
     reserved = sum(reserved_tokens) if hasattr(reserved_tokens, "__iter__") else reserved_tokens
     used = positive("used_tokens", used, allow_zero=True)

@@ -19,6 +19,8 @@ Patterson, D. A. (2004), "Latency lags bandwidth", Communications of the ACM 47(
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._checks import positive, positive_array
@@ -59,7 +61,8 @@ def transfer_time_s(n_bytes, latency_s: float, bandwidth_bytes_per_s: float):
     n = positive_array("n_bytes", n_bytes, allow_zero=True)
     a = positive("latency_s", latency_s, allow_zero=True)
     b = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-    return a + n / b
+    with np.errstate(over="ignore"):  # a tiny bandwidth gives an infinite time, not a warning
+        return a + n / b
 
 
 def effective_bandwidth_bytes_per_s(n_bytes, latency_s: float, bandwidth_bytes_per_s: float):
@@ -85,6 +88,8 @@ def half_bandwidth_bytes(latency_s: float, bandwidth_bytes_per_s: float) -> floa
     """
     a = positive("latency_s", latency_s, allow_zero=True)
     b = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    if not math.isfinite(a * b):
+        raise ValueError(f"latency_s * bandwidth_bytes_per_s must be finite, got {a!r} * {b!r}")
     return float(np.float64(a) * b)
 
 

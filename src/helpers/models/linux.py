@@ -33,6 +33,7 @@ from typing import Sequence
 
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from . import _checks
 
 __all__ = ["connection_capacity", "ticks_to_s", "cpu_utilization", "graceful_exit_s",
            "killed_work_s", "K8S_GRACE_S", "STD_STREAMS"]
@@ -185,6 +186,8 @@ def graceful_exit_s(remaining_s: Sequence[float], grace_s: float | None = K8S_GR
     >>> graceful_exit_s([0.2, 1.5, 0.7])
     1.5
     """
+    _checks.positive_array("remaining_s", _checks.sequence("remaining_s", remaining_s),
+                           allow_zero=True)
     r = _remaining(remaining_s, "remaining_s")
     need = max(r, default=0.0)
     return need if grace_s is None else min(need, _positive("grace_s", grace_s))
@@ -214,4 +217,5 @@ def killed_work_s(elapsed_s: Sequence[float]) -> float:
     >>> killed_work_s([0.3, 0.1])
     0.4
     """
+    _checks.positive_array("elapsed_s", _checks.sequence("elapsed_s", elapsed_s), allow_zero=True)
     return float(sum(_remaining(elapsed_s, "elapsed_s")))

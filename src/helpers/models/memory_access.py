@@ -95,6 +95,17 @@ def warp_addresses_bytes(*, stride_elements: int = 1, bytes_per_element: int = 4
     >>> warp_addresses_bytes(stride_elements=2, bytes_per_element=4, n_threads=4).tolist()
     [0, 8, 16, 24]
     """
+    _checks.integer("stride_elements", stride_elements, minimum=0)
+    _checks.positive_int("bytes_per_element", bytes_per_element)
+    _checks.integer("base_bytes", base_bytes, minimum=0)
+    _checks.positive_int("n_threads", n_threads, maximum=2**24)  # one int64 per thread
+    step = int(stride_elements) * int(bytes_per_element)
+    if step >= 2**63 or int(base_bytes) + (int(n_threads) - 1) * step >= 2**63:
+        raise ValueError(f"base_bytes + (n_threads - 1) * stride_elements * bytes_per_element must "
+                         f"be below 2**63 (int64 addresses), got base_bytes={base_bytes!r}, "
+                         f"stride_elements={stride_elements!r}, "
+                         f"bytes_per_element={bytes_per_element!r}, "
+                         f"n_threads={n_threads!r}")
     s = _int("stride_elements", stride_elements, 0)
     b = _int("bytes_per_element", bytes_per_element, 1)
     a0 = _int("base_bytes", base_bytes, 0)
@@ -138,6 +149,9 @@ def segments_touched(addresses_bytes: Sequence[int], *, bytes_per_element: int,
     >>> segments_touched(range(4, 132, 4), bytes_per_element=4)
     5
     """
+    _checks.sequence("addresses_bytes", addresses_bytes)
+    _checks.positive_int("bytes_per_element", bytes_per_element, maximum=2**20)
+    _checks.positive_int("segment_bytes", segment_bytes)
     b = _int("bytes_per_element", bytes_per_element, 1)
     seg = _int("segment_bytes", segment_bytes, 1)
     a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
@@ -411,6 +425,8 @@ def bank_of_address(address_bytes, *, n_banks: int = N_BANKS,
     >>> bank_of_address(4), bank_of_address(128), bank_of_address(132)
     (1, 0, 1)
     """
+    _checks.positive_int("n_banks", n_banks)
+    _checks.positive_int("bank_word_bytes", bank_word_bytes)
     nb = _int("n_banks", n_banks, 1)
     w = _int("bank_word_bytes", bank_word_bytes, 1)
     a = np.asarray(address_bytes)
@@ -460,6 +476,9 @@ def bank_conflict_degree(addresses_bytes: Sequence[int], *, n_banks: int = N_BAN
     >>> bank_conflict_degree([0] * 32)
     1
     """
+    _checks.sequence("addresses_bytes", addresses_bytes)
+    _checks.positive_int("n_banks", n_banks, maximum=2**20)  # one counter per bank
+    _checks.positive_int("bank_word_bytes", bank_word_bytes)
     nb = _int("n_banks", n_banks, 1)
     w = _int("bank_word_bytes", bank_word_bytes, 1)
     a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
@@ -602,6 +621,7 @@ def row_major_strides_elements(shape: Sequence[int]) -> tuple[int, ...]:
     >>> row_major_strides_elements((32, 4096, 128))
     (524288, 128, 1)
     """
+    _checks.sequence("shape", shape)
     if len(shape) == 0:
         raise ValueError("shape must have at least one axis, got ()")
     dims = [_int(f"shape[{i}]", n, 1) for i, n in enumerate(shape)]

@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 
 from ._checks import fraction, positive, positive_array
+from . import _checks
 
 __all__ = ["amat_s", "amat_multilevel_s", "random_access_hit_fraction", "served_fractions",
            "chase_latency_s", "plateau_latencies_s"]
@@ -108,6 +109,8 @@ def amat_multilevel_s(hit_times_s: Sequence[float], local_miss_rates: Sequence[f
     >>> round(amat_multilevel_s([1.0, 10.0], [0.04, 0.5], 200.0), 6)
     5.4
     """
+    _checks.sequence("hit_times_s", hit_times_s)
+    _checks.sequence("local_miss_rates", local_miss_rates)
     hits = [positive(f"hit_times_s[{i}]", t) for i, t in enumerate(hit_times_s)]
     rates = [fraction(f"local_miss_rates[{i}]", m) for i, m in enumerate(local_miss_rates)]
     if not hits:
@@ -167,6 +170,7 @@ def served_fractions(working_set_bytes: float, cache_bytes: Sequence[float]) -> 
     >>> served_fractions(4e6, [48e3, 2e6])
     [0.012, 0.488, 0.5]
     """
+    _checks.sequence("cache_bytes", cache_bytes)
     sizes = [positive(f"cache_bytes[{i}]", c) for i, c in enumerate(cache_bytes)]
     if any(b < a for a, b in zip(sizes, sizes[1:])):
         raise ValueError(f"cache_bytes must not decrease from level to level, got {sizes}")
@@ -205,6 +209,8 @@ def chase_latency_s(working_set_bytes: float, cache_bytes: Sequence[float],
     >>> round(chase_latency_s(4e6, [48e3, 2e6], [1e-9, 5e-9], 100e-9) / 1e-9, 3)
     52.452
     """
+    _checks.sequence("cache_bytes", cache_bytes)
+    _checks.sequence("load_latencies_s", load_latencies_s)
     sizes = [positive(f"cache_bytes[{i}]", c) for i, c in enumerate(cache_bytes)]
     lat = [positive(f"load_latencies_s[{i}]", t) for i, t in enumerate(load_latencies_s)]
     if len(sizes) != len(lat) or not sizes:
@@ -245,6 +251,10 @@ def plateau_latencies_s(working_sets_bytes: Sequence[float], latencies_s: Sequen
     >>> plateau_latencies_s([1e3, 1e4, 1e5, 1e6, 1e7], [1, 1, 5, 5, 90], [2e4, 2e6])
     ([1.0, 5.0], 90.0)
     """
+    _checks.positive_array("working_sets_bytes",
+                           _checks.sequence("working_sets_bytes", working_sets_bytes))
+    _checks.positive_array("latencies_s", _checks.sequence("latencies_s", latencies_s))
+    _checks.positive_array("cache_bytes", _checks.sequence("cache_bytes", cache_bytes, min_len=1))
     ws = positive_array("working_sets_bytes", np.asarray(working_sets_bytes, dtype=float))
     lat = positive_array("latencies_s", np.asarray(latencies_s, dtype=float))
     if np.ndim(ws) != 1 or ws.shape != lat.shape or ws.size < 2:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ._checks import fraction, positive
+from . import _checks
 
 __all__ = ["read_time_s", "cold_start_s"]
 
@@ -117,6 +118,7 @@ def cold_start_s(n_bytes: float, *, read_bytes_per_s: float,
     ...              overlap=True)
     9.0
     """
+    _checks.boolean("overlap", overlap)
     n = positive("n_bytes", n_bytes, allow_zero=True)
     br = positive("read_bytes_per_s", read_bytes_per_s)
     bd = (math.inf if deserialize_bytes_per_s == math.inf

@@ -38,6 +38,7 @@ from typing import Union
 import numpy as np
 
 from ._checks import positive
+from . import _checks
 
 __all__ = [
     "FloatFormat", "IntFormat", "FORMATS", "FLOAT_FORMATS", "number_format",
@@ -269,6 +270,8 @@ def decode(fmt: str | Format, bits: int) -> float:
     >>> decode("bf16", 0x3F80), decode("fp8_e4m3", 0x7E), decode("int4", 0b1000)
     (1.0, 448.0, -8.0)
     """
+    if isinstance(bits, (bool, np.bool_)):
+        raise ValueError(f"bits must be an integer bit pattern, got {bits!r}")
     f = number_format(fmt)
     width = f.bits
     if not (isinstance(bits, (int, np.integer)) and 0 <= int(bits) < 2**width):
@@ -300,6 +303,7 @@ def encode(fmt: str | Format, value: float, *, overflow: str | None = None) -> i
     >>> hex(encode("bf16", 1.0)), hex(encode("fp8_e4m3", -448.0)), bin(encode("int4", -1.0))
     ('0x3f80', '0xfe', '0b1111')
     """
+    _checks.real_array("value", value, allow_nan=True, allow_inf=True)
     f = number_format(fmt)
     r = float(round_to_format(value, f, overflow=overflow))
     width = f.bits
@@ -367,6 +371,7 @@ def round_to_format(x, fmt: str | Format, *, overflow: str | None = None):
     >>> round_to_format(2.5, "int8"), round_to_format(70000.0, "fp16")
     (2.0, inf)
     """
+    _checks.real_array("x", x, allow_nan=True, allow_inf=True)
     f = number_format(fmt)
     if overflow is None:
         overflow = "inf" if isinstance(f, FloatFormat) and f.special == "ieee" else "saturate"
@@ -437,6 +442,10 @@ def stagnation_value(addend: float, fmt: str | Format) -> float:
     >>> stagnation_value(round_to_format(0.01, "bf16"), "bf16")
     4.0
     """
+    _ratio = _checks.finite_ratio("addend", positive("addend", addend),
+                                  "unit_roundoff(fmt)", unit_roundoff(fmt))
+    if math.ceil(math.log2(_ratio)) > 1023:
+        raise ValueError(f"addend / unit_roundoff(fmt) must be at most 2**1023, got {addend!r}")
     a = positive("addend", addend)
     u = unit_roundoff(fmt)
     return math.ldexp(1.0, math.ceil(math.log2(a / u)))

@@ -52,6 +52,7 @@ import numpy as np
 
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from . import _checks
 
 __all__ = ["ceil_log", "tree_reduction_work", "tree_reduction_span", "hillis_steele_scan_work",
            "hillis_steele_scan_span", "blelloch_scan_work", "blelloch_scan_span",
@@ -367,6 +368,7 @@ def zipf_probabilities(n_bins: int, exponent: float):
     >>> [round(float(x), 4) for x in p]
     [0.48, 0.24, 0.16, 0.12]
     """
+    _checks.positive_int("n_bins", n_bins, maximum=10**8)
     b = _positive_int("n_bins", n_bins)
     s = _positive("exponent", exponent, allow_zero=True)
     w = np.arange(1, b + 1, dtype=np.float64) ** (-s)

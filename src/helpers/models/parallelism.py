@@ -33,6 +33,7 @@ import numpy as np
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
 from .collectives import busbw_factor as _busbw_factor
+from . import _checks
 
 __all__ = [
     "zero_model_state_bytes_per_rank", "model_state_bytes_per_rank",
@@ -655,6 +656,11 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
     >>> expert_capacity_tokens(tokens=4096, n_experts=64, capacity_factor=1.25)
     80
     """
+    if not math.isfinite(_positive_int("top_k", top_k) * _positive_int("tokens", tokens)
+                         / _positive_int("n_experts", n_experts)
+                         * _positive("capacity_factor", capacity_factor)):
+        raise ValueError(f"top_k * tokens / n_experts * capacity_factor must be finite, got "
+                         f"capacity_factor={capacity_factor!r}")
     t_ = _positive_int("tokens", tokens)
     e = _positive_int("n_experts", n_experts)
     cf = _positive("capacity_factor", capacity_factor)
@@ -692,6 +698,7 @@ def dropped_tokens(expert_loads, capacity: int) -> int:
     >>> dropped_tokens([5, 1, 3, 3], 3)
     2
     """
+    _checks.positive_int("capacity", capacity, minimum=0, maximum=2**62)
     c = _positive_int("capacity", capacity, minimum=0)
     loads = np.asarray(expert_loads)
     if loads.ndim != 1 or loads.size == 0 or not np.issubdtype(loads.dtype, np.integer) \
@@ -742,6 +749,9 @@ def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
     ...                                         capacity_factor=1.0), 3)
     0.049
     """
+    _checks.positive_int("tokens", tokens, maximum=10**8)
+    _checks.positive("capacity_factor", capacity_factor)
+    _checks.at_most("capacity_factor * tokens", capacity_factor * tokens, 10**8)
     t_ = _positive_int("tokens", tokens)
     e = _positive_int("n_experts", n_experts)
     c = expert_capacity_tokens(tokens=t_, n_experts=e, capacity_factor=capacity_factor)

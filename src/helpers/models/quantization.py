@@ -46,7 +46,8 @@ import numpy as np
 
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
-from .numerics import IntFormat, max_finite, number_format
+from .numerics import FORMATS, IntFormat, max_finite, number_format
+from . import _checks
 
 __all__ = [
     "GRANULARITIES", "qmax", "absmax_scales", "quantize", "dequantize", "fake_quantize",
@@ -64,6 +65,9 @@ def _is_torch(x) -> bool:
 
 def _int_format(bits) -> IntFormat:
     if isinstance(bits, str):
+        if bits not in FORMATS or not isinstance(FORMATS[bits], IntFormat):
+            raise ValueError(f"bits must name an integer format (int8, int4) or be an integer in "
+                             f"[2, 16], got {bits!r}")
         f = number_format(bits)
         if not isinstance(f, IntFormat):
             raise ValueError(f"bits must name an integer format (int8, int4), got {bits!r}")
@@ -111,6 +115,23 @@ def _check_matrix(w):
             raise ValueError("w must be finite (it holds NaN or inf)")
     elif not np.all(np.isfinite(w)):
         raise ValueError("w must be finite (it holds NaN or inf)")
+
+
+def _check_codes(name: str, x, *, scales: bool = False):
+    """Refuse ``x`` unless it is a 2-D array or tensor of finite numbers (>= 0 for scales)."""
+    what = "finite and >= 0" if scales else "finite"
+    if getattr(x, "ndim", None) != 2:
+        raise ValueError(f"{name} must be a 2-D array or tensor, {what}, got "
+                         f"{type(x).__name__} of shape {tuple(getattr(x, 'shape', ()))}")
+    if _is_torch(x):
+        import torch
+        ok = bool(torch.isfinite(x).all()) and (not scales or bool((x >= 0).all()))
+    else:
+        ok = x.dtype.kind in "iuf" and bool(np.all(np.isfinite(x))) \
+            and (not scales or bool(np.all(x >= 0)))
+    if not ok:
+        raise ValueError(f"{name} must be {what} (it holds NaN, inf"
+                         f"{', a negative value' if scales else ''} or a non-number)")
 
 
 def _groups(w, granularity: str, group_size):
@@ -224,6 +245,7 @@ def quantize(w, scales, *, bits=8):
     >>> quantize(w, absmax_scales(w, "tensor")).tolist()
     [[50.0, -127.0, 0.0]]
     """
+    _check_codes("scales", scales, scales=True)
     _check_matrix(w)
     qm = qmax(bits)
     if scales.ndim != 2 or scales.shape[0] not in (1, w.shape[0]) or w.shape[1] % scales.shape[1]:
@@ -264,6 +286,8 @@ def dequantize(q, scales):
     >>> dequantize(np.array([[50.0, -127.0]]), np.array([[0.01]])).tolist()
     [[0.5, -1.27]]
     """
+    _check_codes("q", q)
+    _check_codes("scales", scales, scales=True)
     return _expand(scales, q) * q
 
 
@@ -453,6 +477,8 @@ def bits_per_weight(bits, *, group_size: int | None = None, scale_bits: float = 
     >>> bits_per_weight(4, group_size=128), bits_per_weight(4, group_size=32)
     (4.125, 4.5)
     """
+    if group_size is not None:
+        _checks.positive_int("group_size", group_size)
     b = _int_format(bits).bits
     sb = _positive("scale_bits", scale_bits, allow_zero=True)
     zb = _positive("zero_bits", zero_bits, allow_zero=True)
@@ -490,6 +516,8 @@ def quantized_weight_bytes(n_params: float, bits, *, group_size: int | None = No
     >>> quantized_weight_bytes(7e9, 4, group_size=128) / 1e9
     3.609375
     """
+    if group_size is not None:
+        _checks.positive_int("group_size", group_size)
     n = _positive("n_params", n_params)
     return n * bits_per_weight(bits, group_size=group_size, scale_bits=scale_bits,
                                zero_bits=zero_bits) / 8

@@ -61,6 +61,9 @@ from __future__ import annotations
 import math
 
 from ._checks import positive as _positive
+from . import _checks
+
+MAX_SERVERS = 10**6  # the Erlang recurrences run once per server: a bigger count would hang
 
 __all__ = [
     "little_number_in_system", "little_arrival_rate_per_s", "little_time_in_system_s",
@@ -76,7 +79,10 @@ __all__ = [
 
 
 def _percentile(value: float) -> float:
-    value = float(value)
+    v = _checks.as_float(value)
+    if v is None:  # None, a bool, a string: the wrong type
+        raise ValueError(f"percentile must be in [0, 100), got {value!r}")
+    value = v
     if not (math.isfinite(value) and 0 <= value < 100):
         raise ValueError(f"percentile must be in [0, 100), got {value!r}")
     return value
@@ -406,13 +412,14 @@ def mg1_mean_wait_s(arrival_rate_per_s: float, mean_service_s: float,
 
 # --- c servers: Erlang B and C, M/M/c, M/M/c/K -------------------------------------------
 
-def _servers(servers) -> int:
+def _servers(servers, name: str = "servers") -> int:
     if isinstance(servers, bool) or not isinstance(servers, (int,)) and not (
             isinstance(servers, float) and servers.is_integer()):
-        raise ValueError(f"servers must be a whole number >= 1, got {servers!r}")
+        raise ValueError(f"{name} must be a whole number >= 1, got {servers!r}")
     c = int(servers)
     if c < 1:
-        raise ValueError(f"servers must be >= 1, got {servers!r}")
+        raise ValueError(f"{name} must be >= 1, got {servers!r}")
+    _checks.at_most(name, c, MAX_SERVERS, "the recurrences run once per server")
     return c
 
 
@@ -656,7 +663,7 @@ def mgc_mean_wait_s(arrival_rate_per_s: float, mean_service_s: float, servers: i
 
 def _capacity(servers: int, capacity: int) -> tuple[int, int]:
     c = _servers(servers)
-    k = _servers(capacity)
+    k = _servers(capacity, "capacity")
     if k < c:
         raise ValueError(f"capacity (the most requests inside, waiting or served) must be >= "
                          f"servers={c}, got {capacity!r}")
@@ -686,6 +693,9 @@ def mmck_state_probabilities(arrival_rate_per_s: float, service_rate_per_s: floa
     mu = _positive("service_rate_per_s", service_rate_per_s)
     c, k = _capacity(servers, capacity)
     a = lam / mu
+    if not math.isfinite(a):
+        raise ValueError(f"arrival_rate_per_s / service_rate_per_s must be finite, "
+                         f"got {lam!r} / {mu!r}")
     # Work with ratios pi_n / pi_{n-1} to avoid overflow: lam / (min(n, c) mu).
     w = [1.0]
     for n in range(1, k + 1):
@@ -693,6 +703,9 @@ def mmck_state_probabilities(arrival_rate_per_s: float, service_rate_per_s: floa
         if w[-1] > 1e250:  # renormalize on the fly; the shape is what matters
             w = [x / 1e250 for x in w]
     total = math.fsum(w)
+    if not math.isfinite(total):  # a / min(n, c) overflowed a float between renormalizations
+        raise ValueError(f"arrival_rate_per_s / service_rate_per_s is too large for the state "
+                         f"probabilities, got {lam!r} / {mu!r}")
     return [x / total for x in w]
 
 
@@ -744,6 +757,9 @@ def mmck_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_rate_p
     mu = _positive("service_rate_per_s", service_rate_per_s)
     pi = mmck_state_probabilities(arrival_rate_per_s, mu, c, k)
     admitted = 1.0 - pi[-1]
+    if admitted <= 0:
+        raise ValueError(f"arrival_rate_per_s={arrival_rate_per_s!r} blocks every request "
+                         f"(service_rate_per_s={mu!r}, capacity={k}): no admitted request to time")
     x = c * mu * d
     miss = 0.0
     term, tail = math.exp(-x), 0.0  # tail = P(Erlang(j, c mu) > d) = sum_{i<j} e^-x x^i / i!
@@ -791,11 +807,13 @@ def mmc_servers_needed(arrival_rate_per_s: float, service_rate_per_s: float, slo
     lam = _positive("arrival_rate_per_s", arrival_rate_per_s, allow_zero=True)
     mu = _positive("service_rate_per_s", service_rate_per_s)
     d = _positive("slo_s", slo_s, allow_zero=True)
-    alpha = float(attainment)
+    alpha = _checks.real("attainment", attainment, low=0, high=1)
     if not (math.isfinite(alpha) and 0 < alpha < 1):
         raise ValueError(f"attainment must be in (0, 1), got {attainment!r}")
     r = _positive("reserve", reserve, allow_zero=True)
     load = lam * (1.0 + r)
+    _checks.at_most("arrival_rate_per_s * (1 + reserve) / service_rate_per_s", load / mu,
+                    float(MAX_SERVERS), "the servers needed must stay within MAX_SERVERS")
     c = max(1, math.floor(load / mu) + 1)
     while mmc_wait_attainment(d, load, mu, c) < alpha:
         c += 1

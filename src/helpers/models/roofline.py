@@ -38,6 +38,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import positive_array as _check
+from . import _checks
+
+MAX_DIM = 2**53  # a matrix dimension above this is not exact as a float
 
 __all__ = [
     "arithmetic_intensity_flop_per_byte", "compute_time_s", "memory_time_s",
@@ -267,7 +270,8 @@ def attainable_flop_per_s(intensity_flop_per_byte, peak_flop_per_s: float,
     intensity = _check("intensity_flop_per_byte", intensity_flop_per_byte, allow_zero=True)
     peak = _check("peak_flop_per_s", peak_flop_per_s)
     bw = _check("mem_bytes_per_s", mem_bytes_per_s)
-    out = np.minimum(peak, np.asarray(intensity) * bw)
+    with np.errstate(over="ignore"):  # a huge intensity overflows to inf: the peak roof holds
+        out = np.minimum(peak, np.asarray(intensity) * bw)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -288,8 +292,9 @@ def bound_kind(intensity_flop_per_byte: float, peak_flop_per_s: float,
 
 
 def _check_dim(name: str, value) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+    if not _checks._is_real(value) or not _checks.real(name, value).is_integer() or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    _checks.at_most(name, int(value), MAX_DIM, "not exact as a float")
     return int(value)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from ._checks import fraction, positive, positive_int
+from . import _checks
 
 __all__ = ["base_slice_s", "cpu_share", "round_robin_wait_bound_s", "time_sliced_completion_s",
            "partitioned_completion_s"]
@@ -104,11 +105,15 @@ def time_sliced_completion_s(*, work_s: float, n_tenants: int, slice_s: float,
     >>> time_sliced_completion_s(work_s=0.010, n_tenants=4, slice_s=0.002)
     0.034
     """
+    _checks.finite_ratio("work_s", positive("work_s", work_s),
+                         "slice_s", positive("slice_s", slice_s))
     w = positive("work_s", work_s)
     k = positive_int("n_tenants", n_tenants)
     q = positive("slice_s", slice_s)
     s = positive("switch_s", switch_s, allow_zero=True)
-    j = math.ceil(w / q - 1e-12)
+    j = max(1, math.ceil(w / q - 1e-12))  # at least one slice: work below 1e-12 slices gave j = 0
+    if j == 1:  # done within the first slice: no wait (and no 0 * inf for a huge slice)
+        return w + 0.0
     return w + (j - 1) * ((k - 1) * q + k * s)
 
 

@@ -31,6 +31,7 @@ import math
 from . import queueing as q
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from . import _checks
 
 __all__ = ["goodput_per_s", "overload_wait_attainment", "wait_slo_attainment",
            "wait_slo_goodput_per_s"]
@@ -60,6 +61,8 @@ def goodput_per_s(arrival_rate_per_s: float, blocking_probability: float,
     >>> goodput_per_s(100.0, 0.2, 0.9)
     72.0
     """
+    _checks.fraction("blocking_probability", blocking_probability)
+    _checks.fraction("admitted_attainment", admitted_attainment)
     lam = _positive("arrival_rate_per_s", arrival_rate_per_s, allow_zero=True)
     block = _unit("blocking_probability", blocking_probability)
     att = _unit("admitted_attainment", admitted_attainment)

@@ -45,6 +45,7 @@ import numpy as np
 from ._checks import fraction as _fraction
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from . import _checks
 
 __all__ = ["expected_tokens_per_cycle", "cycle_cost", "speedup", "cost_per_token",
            "operations_factor", "optimal_draft_length", "acceptance_rate",
@@ -186,6 +187,8 @@ def cost_per_token(acceptance: float, draft_len: int, cost_ratio: float,
     >>> round(cost_per_token(0.8, 5, 0.0), 4)
     0.2711
     """
+    if speedup(acceptance, draft_len, cost_ratio, verify_cost_ratio) <= 0:
+        raise ValueError(f"cost_ratio is too large for a nonzero speedup, got {cost_ratio!r}")
     return 1.0 / speedup(acceptance, draft_len, cost_ratio, verify_cost_ratio)
 
 
@@ -251,6 +254,7 @@ def optimal_draft_length(acceptance: float, cost_ratio: float, verify_cost_ratio
     >>> optimal_draft_length(0.8, 0.05), optimal_draft_length(0.3, 0.4)
     (8, 0)
     """
+    _checks.positive_int("max_len", max_len, maximum=10**5)
     m = _positive_int("max_len", max_len)
     _positive("verify_cost_ratio", verify_cost_ratio)
     best, best_g = 1.0, 0  # plain decoding

@@ -42,6 +42,9 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from ._checks import positive
+from . import _checks
+
+MAX_RESAMPLES = 10**6  # resamples of a bootstrap; more would take minutes and gigabytes
 
 __all__ = [
     "as_samples", "percentile", "Summary", "summarize", "Interval", "binomial_cdf",
@@ -65,6 +68,9 @@ def as_samples(samples: Sequence[float] | np.ndarray, *, name: str = "samples",
     >>> as_samples([3, 1, 2]).tolist()
     [3.0, 1.0, 2.0]
     """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str, got {name!r}")
+    _checks.positive_int("min_n", min_n, minimum=0, maximum=2**62)
     arr = np.asarray(samples, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
@@ -76,14 +82,20 @@ def as_samples(samples: Sequence[float] | np.ndarray, *, name: str = "samples",
 
 
 def _check_level(confidence: float) -> float:
-    confidence = float(confidence)
+    c = _checks.as_float(confidence)
+    if c is None:  # None, a bool, a string: the wrong type
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    confidence = c
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     return confidence
 
 
 def _check_q(q: float) -> float:
-    q = float(q)
+    v = _checks.as_float(q)
+    if v is None:  # None, a bool, a string: the wrong type
+        raise ValueError(f"q must be a percentage in [0, 100], got {q!r}")
+    q = v
     if not 0.0 <= q <= 100.0:  # also rejects NaN
         raise ValueError(f"q must be a percentage in [0, 100], got {q!r}")
     return q
@@ -182,10 +194,14 @@ def binomial_cdf(k: int, n: int, p: float = 0.5) -> float:
     >>> round(binomial_cdf(5, 20), 4)
     0.0207
     """
+    _checks.real("k", k, allow_inf=True)
+    _checks.positive_int("n", n, minimum=0, maximum=10**7)
+    _checks.fraction("p", p)
     if n < 0 or not float(n).is_integer():
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p!r}")
+    _checks.real("k", k)
     n, k = int(n), math.floor(k)
     if k < 0:
         return 0.0
@@ -312,6 +328,7 @@ def normal_ppf(p: float) -> float:
     >>> round(normal_ppf(0.975), 4)
     1.96
     """
+    _checks.real("p", p)
     p = float(p)
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p!r}")
@@ -378,6 +395,7 @@ def student_t_cdf(t: float, df: float) -> float:
     >>> round(student_t_cdf(2.262157, 9), 5)
     0.975
     """
+    _checks.real("t", t, allow_inf=True)
     df = _check_df(df)
     t = float(t)
     if math.isnan(t):
@@ -394,6 +412,8 @@ def student_t_ppf(p: float, df: float) -> float:
     >>> round(student_t_ppf(0.975, 9), 3)   # the familiar table value
     2.262
     """
+    _checks.at_most("df", _check_df(df), 1e300)
+    _checks.real("p", p)
     p = float(p)
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p!r}")
@@ -443,9 +463,17 @@ def _resampled(x: np.ndarray, statistic, n_resamples: int, rng) -> np.ndarray:
     return np.array([statistic(x[row]) for row in idx], dtype=np.float64)
 
 
+def _check_seed(seed) -> None:
+    """A bootstrap seed is a Python or numpy integer >= 0 (numpy's SeedSequence takes no float)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+
+
 def _check_resamples(n_resamples: int) -> int:
-    if not (isinstance(n_resamples, (int, np.integer)) and n_resamples >= 100):
-        raise ValueError(f"n_resamples must be an integer >= 100, got {n_resamples!r}")
+    if not (isinstance(n_resamples, (int, np.integer)) and not isinstance(n_resamples, bool)
+            and 100 <= n_resamples <= MAX_RESAMPLES):
+        raise ValueError(f"n_resamples must be an integer in [100, {MAX_RESAMPLES}], "
+                         f"got {n_resamples!r}")
     return int(n_resamples)
 
 
@@ -460,6 +488,9 @@ def bootstrap_ci(samples, statistic: Callable[[np.ndarray], float] = np.median, 
     >>> lo <= 5.0 <= hi
     True
     """
+    if not callable(statistic):
+        raise ValueError(f"statistic must be a callable, got {statistic!r}")
+    _check_seed(seed)
     confidence = _check_level(confidence)
     x = as_samples(samples, min_n=2)
     n_resamples = _check_resamples(n_resamples)
@@ -508,6 +539,7 @@ def mad_outliers(samples, threshold: float = MODIFIED_Z_THRESHOLD) -> np.ndarray
     >>> mad_outliers([10, 11, 10, 12, 11, 10, 95]).tolist()
     [False, False, False, False, False, False, True]
     """
+    _checks.positive("threshold", threshold, allow_zero=True)
     threshold = float(threshold)
     if not threshold > 0:
         raise ValueError(f"threshold must be > 0, got {threshold!r}")
@@ -520,6 +552,7 @@ def tukey_fences(samples, k: float = 1.5) -> tuple[float, float]:
     >>> tukey_fences([1, 2, 3, 4, 5, 6, 7, 8])
     (-2.5, 11.5)
     """
+    _checks.positive("k", k, allow_zero=True)
     k = float(k)
     if not k > 0:
         raise ValueError(f"k must be > 0, got {k!r}")
@@ -557,6 +590,7 @@ def speedup_ci(baseline, candidate, *, confidence: float = 0.95, n_resamples: in
     >>> lo < 2.0 < hi, level
     (True, 0.95)
     """
+    _check_seed(seed)
     confidence = _check_level(confidence)
     a = as_samples(baseline, name="baseline", min_n=2)
     b = as_samples(candidate, name="candidate", min_n=2)
@@ -612,6 +646,8 @@ def compare(baseline, candidate, *, min_effect: float = 0.05, confidence: float 
     >>> compare(base, base).verdict
     'equivalent'
     """
+    _checks.real("min_effect", min_effect)
+    _check_seed(seed)
     min_effect = float(min_effect)
     if not 0.0 <= min_effect < 10.0:
         raise ValueError(f"min_effect must be in [0, 10), got {min_effect!r}")

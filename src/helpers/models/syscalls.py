@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ._checks import fraction, positive, positive_int
+from . import _checks
 
 __all__ = ["n_calls", "chunked_io_time_s", "sampling_stderr"]
 
@@ -22,6 +23,8 @@ def n_calls(n_bytes: float, chunk_bytes: float) -> int:
     >>> n_calls(1_000_000, 4096)
     245
     """
+    _checks.finite_ratio("n_bytes", positive("n_bytes", n_bytes, allow_zero=True),
+                         "chunk_bytes", positive("chunk_bytes", chunk_bytes))
     n = positive("n_bytes", n_bytes, allow_zero=True)
     c = positive("chunk_bytes", chunk_bytes)
     return int(math.ceil(n / c - 1e-12)) if n > 0 else 0

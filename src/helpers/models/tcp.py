@@ -17,6 +17,7 @@ receiver's delayed-ACK timeout (``delayed_ack_s``).
 from __future__ import annotations
 
 from ._checks import positive
+from . import _checks
 
 __all__ = ["split_write_round_trip_s", "LINUX_DELACK_MIN_S", "RFC1122_DELACK_LIMIT_S"]
 
@@ -77,6 +78,8 @@ def split_write_round_trip_s(round_trip_s: float, *, delayed_ack_s: float, nagle
     >>> split_write_round_trip_s(30e-6, delayed_ack_s=0.040, nagle=False)
     3e-05
     """
+    _checks.boolean("nagle", nagle)
+    _checks.boolean("receiver_delays_ack", receiver_delays_ack)
     r = positive("round_trip_s", round_trip_s)
     t_ack = positive("delayed_ack_s", delayed_ack_s, allow_zero=True)
     if not nagle:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["parallel_time_s", "best_worker_count", "switch_s_from_round_trip"]
 
@@ -67,6 +68,8 @@ def best_worker_count(work_s: float, spawn_s: float, max_workers: int) -> int:
     >>> best_worker_count(1e-3, 50e-6, 64), best_worker_count(1.0, 50e-6, 8)
     (4, 8)
     """
+    _checks.finite_ratio("work_s", positive("work_s", work_s),
+                         "spawn_s", positive("spawn_s", spawn_s))
     w = positive("work_s", work_s)
     s = positive("spawn_s", spawn_s)
     m = positive_int("max_workers", max_workers)

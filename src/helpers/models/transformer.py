@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
+from . import _checks
 
 __all__ = [
     "TransformerConfig", "LLAMA2_7B", "LLAMA3_8B", "LLAMA3_70B", "GPT2_SMALL", "CONFIGS",
@@ -159,6 +160,7 @@ def parameter_counts(cfg: TransformerConfig) -> dict[str, int]:
     >>> parameter_counts(GPT2_SMALL)["total"]
     124439808
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     d, L = cfg.d_model, cfg.n_layers
     q_width = cfg.n_heads * cfg.head_dim
     kv_width = cfg.n_kv_heads * cfg.head_dim
@@ -187,6 +189,7 @@ def parameter_count(cfg: TransformerConfig) -> int:
     >>> parameter_count(LLAMA3_70B)
     70553706496
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     return parameter_counts(cfg)["total"]
 
 
@@ -202,6 +205,7 @@ def matmul_parameter_count(cfg: TransformerConfig) -> int:
     >>> matmul_parameter_count(LLAMA3_8B)
     7504658432
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     c = parameter_counts(cfg)
     d, L, b = cfg.d_model, cfg.n_layers, (1 if cfg.bias else 0)
     q_width, kv_width = cfg.n_heads * cfg.head_dim, cfg.n_kv_heads * cfg.head_dim
@@ -251,6 +255,7 @@ def forward_flop_per_token(cfg: TransformerConfig, context_len: int) -> float:
     >>> round(forward_flop_per_token(LLAMA3_8B, 1) / 1e9, 2)
     15.01
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     _positive_int("context_len", context_len)
     return 2.0 * matmul_parameter_count(cfg) + 4.0 * cfg.n_layers * context_len * \
         cfg.n_heads * cfg.head_dim
@@ -271,6 +276,10 @@ def prefill_flop(cfg: TransformerConfig, *, seq_len: int, batch: int = 1,
     >>> prefill_flop(GPT2_SMALL, seq_len=1024, skip_masked=False) / 1e9
     291.6483072
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
+    _checks.boolean("skip_masked", skip_masked)
+    _positive_int("seq_len", seq_len)
+    _checks.at_most("seq_len", seq_len, 2**53)
     _positive_int("seq_len", seq_len)
     _positive_int("batch", batch)
     contexts = seq_len * (seq_len + 1) / 2 if skip_masked else float(seq_len) ** 2
@@ -289,6 +298,7 @@ def decode_step_flop(cfg: TransformerConfig, *, context_len: int, batch: int = 1
     >>> decode_step_flop(LLAMA3_8B, context_len=1024, batch=8) / 1e9
     124.369502208
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     _positive_int("batch", batch)
     return batch * forward_flop_per_token(cfg, context_len)
 
@@ -376,6 +386,7 @@ def kv_cache_bytes_per_token(cfg: TransformerConfig, bytes_per_element: float) -
     >>> kv_cache_bytes_per_token(LLAMA2_7B, 2.0) / 2**20
     0.5
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     return kv_cache_bytes(batch=1, seq_len=1, n_layers=cfg.n_layers, n_kv_heads=cfg.n_kv_heads,
                           head_dim=cfg.head_dim, bytes_per_element=bytes_per_element)
 
@@ -514,6 +525,7 @@ def forward_intensity_flop_per_byte(cfg: TransformerConfig, *, tokens: int,
     >>> round(forward_intensity_flop_per_byte(LLAMA3_8B, tokens=1, bytes_per_element=2.0), 4)
     0.9996
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     t = _positive_int("tokens", tokens)
     bpe = _positive("bytes_per_element", bytes_per_element)
     flop = sum(2.0 * t * di * do * n for di, do, n in _matmul_shapes(cfg))
@@ -535,5 +547,6 @@ def decode_attention_intensity_flop_per_byte(cfg: TransformerConfig, *,
     >>> decode_attention_intensity_flop_per_byte(LLAMA3_8B, kv_bytes_per_element=2.0)
     4.0
     """
+    _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
     bpe = _positive("kv_bytes_per_element", kv_bytes_per_element)
     return 2.0 * (cfg.n_heads / cfg.n_kv_heads) / bpe

@@ -21,6 +21,7 @@ import math
 from typing import Sequence
 
 from ._checks import positive, positive_int
+from . import _checks
 
 __all__ = ["page_table_levels", "tlb_reach_bytes", "first_touch_faults", "first_touch_s",
            "block_allocation_waste", "PAGE_4K", "PAGE_2M", "PTE_BYTES"]
@@ -35,7 +36,7 @@ PTE_BYTES = 8.0
 def _log2_int(name: str, value: float) -> int:
     v = positive(name, value)
     k = round(math.log2(v))
-    if 2.0**k != v:
+    if k > 1023 or 2.0**k != v:
         raise ValueError(f"{name} must be a power of two, got {value!r}")
     return k
 
@@ -138,6 +139,8 @@ def first_touch_faults(n_bytes: float, page_bytes: float = PAGE_4K) -> int:
     >>> first_touch_faults(64 * 2**20), first_touch_faults(64 * 2**20, PAGE_2M)
     (16384, 32)
     """
+    _checks.finite_ratio("n_bytes", positive("n_bytes", n_bytes),
+                         "page_bytes", positive("page_bytes", page_bytes))
     n = positive("n_bytes", n_bytes)
     p = positive("page_bytes", page_bytes)
     return math.ceil(n / p)
@@ -214,6 +217,7 @@ def block_allocation_waste(seq_tokens: Sequence[int], block_tokens: int) -> floa
     >>> round(block_allocation_waste([17, 32, 100], 16), 4)
     0.1534
     """
+    _checks.sequence("seq_tokens", seq_tokens)
     b = positive_int("block_tokens", block_tokens)
     lens = [positive_int("seq_tokens[i]", x) for x in seq_tokens]
     if not lens:
