@@ -714,10 +714,11 @@ def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
     >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
     [4.8, 2.4, 0.6]
     """
-    if not (isinstance(peak_bytes_per_s, (int, float)) and math.isfinite(peak_bytes_per_s)
-            and peak_bytes_per_s > 0):
-        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
-    return [predicted_efficiency(s, FP32_BYTES, segment_bytes=segment_bytes) * peak_bytes_per_s
+    peak = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    strides = _checks.sequence("strides", strides)
+    for i, s in enumerate(strides):
+        _checks.positive_int(f"strides[{i}]", s)
+    return [predicted_efficiency(s, FP32_BYTES, segment_bytes=segment_bytes) * peak
             for s in strides]
 
 
@@ -737,8 +738,8 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
     """
     m = _checks.positive_int("rows", rows)
     n = _checks.positive_int("cols", cols)
-    if not (math.isfinite(peak_bytes_per_s) and peak_bytes_per_s > 0):
-        raise ValueError(f"peak_bytes_per_s must be a finite number > 0, got {peak_bytes_per_s!r}")
+    peak = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    _checks.positive_int("write_stride", write_stride)
     half = m * n * FP32_BYTES
     eta_w = predicted_efficiency(write_stride, FP32_BYTES)
-    return half / peak_bytes_per_s + half / (eta_w * peak_bytes_per_s)
+    return half / peak + half / (eta_w * peak)
