@@ -88,6 +88,11 @@ class Sequence:
         return self.prompt + self.output
 
     @property
+    def length(self) -> int:
+        """``len(self.tokens)``, without building the list."""
+        return len(self.prompt) + len(self.output)
+
+    @property
     def done(self) -> bool:
         return len(self.output) >= self.max_new_tokens
 
@@ -205,7 +210,7 @@ class Scheduler:
             s.num_computed += n
             if was_prefill:
                 self.alloc.register_prefix(s.table, s.prompt, s.num_computed)
-            if s.num_computed == len(s.tokens) and not s.done:
+            if s.num_computed == s.length and not s.done:
                 s.output.append(tok)
                 s.token_times_s.append(t_end)
         step.tokens_stored = sum(s.num_computed for s in live)
