@@ -151,6 +151,9 @@ class Scheduler:
         Most sequences running at once (both policies).
     token_budget : int
         Continuous batching: most tokens (decode + prefill chunks) in one step.
+
+    One scheduler serves one trace (:meth:`run`); :attr:`events` and :attr:`finished` are
+    that trace's.
     """
 
     def __init__(self, policy: str, alloc, executor: StepExecutor, *, block_size: int,
