@@ -1,5 +1,10 @@
 """The serving simulator against hand-worked schedules and the paging model."""
 
+import contextlib
+import signal
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
 from helpers.models import kv_paging
@@ -89,3 +94,75 @@ def test_bad_inputs_raise(kw):
     args.update(kw)
     with pytest.raises(ValueError):
         simulate(**args)
+
+
+# -- the simulator refuses the requests the engine refuses (issue 16) -----------------------------
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Fail with TimeoutError instead of hanging (a NaN arrival made the simulator spin)."""
+    def expire(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+GOOD = [req(0, 0.0, 8, 4), req(1, 0.5, 6, 3), req(2, 1.0, 5, 2)]
+
+BAD_REQUESTS = {  # case -> (request 2 as edited, what the error must say after "request 2: ")
+    "arrival NaN": (dict(arrival_s=float("nan")),
+                    r"arrival_s must be a finite number in \[0, inf\), got nan"),
+    "arrival inf": (dict(arrival_s=float("inf")),
+                    r"arrival_s must be a finite number in \[0, inf\), got inf"),
+    "arrival < 0": (dict(arrival_s=-1.0),
+                    r"arrival_s must be a finite number in \[0, inf\), got -1.0"),
+    "output_len 0": (dict(output_len=0), "output_len must be an integer >= 1, got 0"),
+    "output_len not an integer": (dict(output_len=2.5),
+                                  "output_len must be an integer >= 1, got 2.5"),
+    "empty prompt": (dict(prompt_len=0), "prompt_len must be an integer >= 1, got 0"),
+    "prefix longer than the prompt": (dict(prefix_id=0, prefix_len=9),
+                                      "prefix_len 9 exceeds prompt_len 5"),
+    "duplicate id": (dict(id=0), "duplicate request id"),
+    "too big for the pool": (dict(prompt_len=31), "needs 9 KV blocks; the pool has 8"),
+}
+
+
+@pytest.mark.parametrize("scheduler", ["static", "continuous"])
+@pytest.mark.parametrize("case", list(BAD_REQUESTS))
+def test_a_bad_request_is_refused(case, scheduler):
+    edit, want = BAD_REQUESTS[case]
+    tr = GOOD[:2] + [replace(GOOD[2], **edit)]
+    rid = 0 if case == "duplicate id" else 2
+    with deadline(10.0), pytest.raises(ValueError, match=rf"^request {rid}: {want}$"):
+        simulate(tr, scheduler, UNIT, num_blocks=8, block_size=4)
+
+
+@pytest.mark.parametrize("allocator", ["paged", "contiguous"])
+def test_a_request_longer_than_max_seq_len_is_refused(allocator):
+    tr = GOOD[:2] + [replace(GOOD[2], prompt_len=10, output_len=7)]
+    with pytest.raises(ValueError, match=r"^request 2: 10 \+ 7 tokens exceed max_seq_len 16$"):
+        simulate(tr, "continuous", UNIT, num_blocks=8, block_size=4, allocator=allocator,
+                 max_seq_len=16)
+    # within it, both serve the trace
+    ok = simulate(GOOD, "continuous", UNIT, num_blocks=8, block_size=4, allocator=allocator,
+                  max_seq_len=16)
+    assert [len(q["token_times_s"]) for q in ok["requests"]] == [4, 3, 2]
+
+
+def test_request_ids_must_be_comparable():
+    tr = [replace(GOOD[0], id="a")] + GOOD[1:]
+    with pytest.raises(ValueError, match="request ids must be comparable"):
+        simulate(tr, "continuous", UNIT, num_blocks=8, block_size=4)
+
+
+def test_valid_numpy_fields_are_accepted():
+    """Pages pass numpy scalars; integral floats are lengths too (as the engine takes them)."""
+    tr = [W.Request(np.int64(i), np.float64(r.arrival_s), np.int64(r.prompt_len),
+                    float(r.output_len)) for i, r in enumerate(GOOD)]
+    assert simulate(tr, "continuous", UNIT, num_blocks=8, block_size=4) == \
+        simulate(GOOD, "continuous", UNIT, num_blocks=8, block_size=4)

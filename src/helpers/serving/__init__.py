@@ -1,2 +1,3 @@
-"""A small real serving engine for Part V: a paged KV cache (:mod:`.paged`) and an engine with
-static and continuous batching over the book's own model (:mod:`.engine`)."""
+"""A small real serving engine for Part V: a paged KV cache (:mod:`.paged`), one scheduler for
+static and continuous batching shared with the simulator (:mod:`.scheduler`), and an engine that
+runs it over the book's own model (:mod:`.engine`)."""

@@ -10,7 +10,8 @@ sequence, which is what continuous batching needs.
 
 :class:`Engine` holds the model, the pool and the allocator and runs a trace of
 :class:`helpers.sim.workload.Request` in real time (arrivals replayed against
-``time.perf_counter``) under one of two schedulers:
+``time.perf_counter``) under one of the two policies of :class:`helpers.serving.scheduler.Scheduler`
+(the same scheduler the simulator runs):
 
 * ``"static"``: when the engine is idle, take up to ``max_batch`` arrived requests, reserve
   blocks for their whole length (prompt + output, the contiguous-allocation discipline), prefill
@@ -23,8 +24,9 @@ sequence, which is what continuous batching needs.
   blocks freed, its tokens recomputed later). With ``prefix_caching`` full prompt blocks are
   shared between requests with the same prefix.
 
-Every emitted token is stamped with the engine's clock after a device synchronisation, and each
-step is logged (decode sequences, prefill tokens, context tokens, duration), so
+The engine's step executor (:class:`_ModelExecutor`) runs the model on the scheduler's planned
+tokens. Every emitted token is stamped with the engine's clock after a device synchronisation,
+and each step is logged (decode sequences, prefill tokens, context tokens, duration), so
 :func:`helpers.models.inference.trace_metrics` gives TTFT/TPOT and the lab fits the simulator's
 step-time model from the log. Greedy decoding, no end-of-sequence token: each request emits
 exactly its ``output_len`` tokens.
@@ -34,19 +36,17 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 
-from ..models import kv_paging
 from ..models._checks import positive, positive_int
 from ..nn.decoder import Decoder, apply_rope
-from .paged import BlockAllocator, BlockTable, KVPool, grow_or_preempt, plan_step
+from .paged import BlockAllocator, BlockTable, KVPool
+from .scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
+                        check_request_fields, check_request_fits, check_request_ids)
 
 __all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve"]
-
-SCHEDULERS = ("static", "continuous")
 
 #: Dtypes the KV pool may have: floating types that hold a key or value as it is (rounded).
 #: An integer pool would truncate them (quantized KV needs scales, which this engine has not).
@@ -134,49 +134,6 @@ class PagedModel:
         return m.head(m.norm(x[last]))
 
 
-@dataclass
-class Sequence:
-    """One request inside the engine: its tokens, its block table and its timestamps."""
-
-    id: int
-    arrival_s: float
-    prompt: list[int]
-    max_new_tokens: int
-    prefix_id: int | None = None
-    output: list[int] = field(default_factory=list)
-    token_times_s: list[float] = field(default_factory=list)
-    num_computed: int = 0        # tokens whose keys and values are in the pool
-    table: BlockTable | None = None
-    admitted_s: float | None = None
-    preemptions: int = 0
-    shared_tokens: int = 0       # prompt tokens found in the prefix cache at admission
-
-    @property
-    def tokens(self) -> list[int]:
-        return self.prompt + self.output
-
-    @property
-    def done(self) -> bool:
-        return len(self.output) >= self.max_new_tokens
-
-    @property
-    def in_prefill(self) -> bool:
-        return self.num_computed < len(self.prompt)
-
-
-def _clear_output(s: Sequence) -> None:
-    """A preempted sequence forgets its generated tokens: they are recomputed from scratch."""
-    s.output, s.token_times_s = [], []
-
-
-def _request_field(rid, check, name: str, value, **kw):
-    """``check(name, value, **kw)`` with the request's id in front of its error."""
-    try:
-        return check(name, value, **kw)
-    except ValueError as e:
-        raise ValueError(f"request {rid!r}: {e}") from None
-
-
 def _prompt_ids(rid, prompt, vocab_size: int) -> list[int]:
     """The request's prompt as a non-empty list of int token ids in ``[0, vocab_size)``."""
     try:
@@ -201,6 +158,37 @@ def _prompt_ids(rid, prompt, vocab_size: int) -> list[int]:
                              f"vocabulary [0, {vocab_size})")
         toks.append(v)
     return toks
+
+
+class _ModelExecutor:
+    """The engine's step executor: runs the model on the planned tokens, on the wall clock."""
+
+    def __init__(self, engine: "Engine", alloc: BlockAllocator):
+        self.engine, self.alloc = engine, alloc
+        self.steps: list[dict] = []
+
+    def now(self) -> float:
+        return self.engine._now()
+
+    def wait_until(self, t_s: float) -> None:
+        delay = t_s - self.now()
+        if delay > 0:
+            time.sleep(delay)
+
+    def run(self, step: Step) -> tuple[list[int], float]:
+        chunks = [(s.tokens[s.num_computed:s.num_computed + n], s.num_computed, s.table)
+                  for s, n in step.work]
+        self._t_start = self.now()
+        logits = self.engine.model.forward(self.engine.pool, chunks)
+        nxt = [int(t) for t in logits.argmax(-1).tolist()]
+        return nxt, self.now()
+
+    def log(self, step: Step) -> None:
+        self.steps.append({"t_start_s": self._t_start, "duration_s": step.t_end_s - self._t_start,
+                           "n_decode": step.n_decode, "n_prefill_tokens": step.n_prefill_tokens,
+                           "n_seqs": len(step.work), "context_tokens": step.context_tokens,
+                           "blocks_used": self.alloc.num_in_use,
+                           "tokens_stored": step.tokens_stored})
 
 
 class Engine:
@@ -244,146 +232,23 @@ class Engine:
             torch.cuda.synchronize(self.device)
         return time.perf_counter() - self._t0
 
-    # -- one step -------------------------------------------------------------------------------
-    def _step(self, work: list[tuple[Sequence, int]], alloc: BlockAllocator) -> None:
-        """Run ``n`` new tokens of each sequence, emit a token where a sequence's known tokens
-        are all computed, log the step."""
-        chunks = []
-        for s, n in work:
-            toks = s.tokens
-            chunks.append((toks[s.num_computed:s.num_computed + n], s.num_computed, s.table))
-        t_start = self._now()
-        logits = self.model.forward(self.pool, chunks)
-        nxt = logits.argmax(-1).tolist()
-        t_end = self._now()
-        n_dec = sum(1 for s, n in work if not s.in_prefill)
-        n_pre = sum(n for s, n in work if s.in_prefill)
-        ctx = sum(s.num_computed + n for s, n in work)
-        for (s, n), tok in zip(work, nxt):
-            was_prefill = s.in_prefill
-            s.num_computed += n
-            if was_prefill:
-                alloc.register_prefix(s.table, s.prompt, s.num_computed)
-            if s.num_computed == len(s.tokens) and not s.done:
-                s.output.append(int(tok))
-                s.token_times_s.append(t_end)
-        self.steps.append({"t_start_s": t_start, "duration_s": t_end - t_start,
-                           "n_decode": n_dec, "n_prefill_tokens": n_pre, "n_seqs": len(work),
-                           "context_tokens": ctx, "blocks_used": alloc.num_in_use,
-                           "tokens_stored": sum(s.num_computed for s in self._live)})
-
-    def _arrived(self, pending: list[Sequence], now: float) -> list[Sequence]:
-        out = []
-        while pending and pending[0].arrival_s <= now:
-            out.append(pending.pop(0))
-        return out
-
-    def _wait_for(self, pending: list[Sequence]) -> None:
-        delay = pending[0].arrival_s - self._now()
-        if delay > 0:
-            time.sleep(delay)
-
-    # -- schedulers -----------------------------------------------------------------------------
-    def _run_static(self, pending: list[Sequence], alloc: BlockAllocator) -> None:
-        queue: list[Sequence] = []
-        while pending or queue:
-            queue += self._arrived(pending, self._now())
-            if not queue:
-                self._wait_for(pending)
-                continue
-            batch = []
-            while queue and len(batch) < self.max_batch:
-                s = queue[0]
-                s.table = BlockTable(self.block_size)
-                if not alloc.grow(s.table, len(s.prompt) + s.max_new_tokens):
-                    if not batch:
-                        raise ValueError(f"request {s.id} needs more KV blocks than the pool "
-                                         f"has ({self.num_blocks})")
-                    s.table = None
-                    break
-                batch.append(queue.pop(0))
-            now = self._now()
-            for s in batch:
-                s.admitted_s = now
-            self._live = batch
-            self._step([(s, len(s.prompt)) for s in batch], alloc)   # prefill all together
-            while not all(s.done for s in batch):                     # decode to the longest
-                queue += self._arrived(pending, self._now())
-                self._step([(s, 1) for s in batch if not s.done], alloc)
-            for s in batch:
-                alloc.release(s.table)
-            self._live = []
-            self.finished += batch
-
-    def _run_continuous(self, pending: list[Sequence], alloc: BlockAllocator) -> None:
-        waiting: list[Sequence] = []
-        running: list[Sequence] = []
-        while pending or waiting or running:
-            waiting += self._arrived(pending, self._now())
-            if not waiting and not running:
-                self._wait_for(pending)
-                continue
-            # admit (FIFO) while there is room for the sequence's next prompt block
-            while waiting and len(running) < self.max_batch:
-                s = waiting[0]
-                s.table = BlockTable(self.block_size)
-                s.shared_tokens = alloc.match_prefix(s.table, s.prompt)
-                s.num_computed = s.shared_tokens
-                if not alloc.grow(s.table, s.num_computed + 1):
-                    alloc.release(s.table)
-                    s.num_computed, s.table = 0, None
-                    break
-                s.admitted_s = s.admitted_s if s.admitted_s is not None else self._now()
-                running.append(waiting.pop(0))
-            if not running:
-                raise ValueError(f"request {waiting[0].id} cannot get a KV block from a pool "
-                                 f"of {self.num_blocks}")
-            # build the step: every decode, then prefill chunks up to the token budget
-            work = plan_step(running, self.token_budget)
-            # give every chosen sequence its blocks; preempt the youngest when the pool is dry
-            ready = grow_or_preempt(work, running, waiting, alloc, _clear_output)
-            if not ready:
-                continue
-            self._live = running
-            self._step(ready, alloc)
-            for s in [s for s in running if s.done]:
-                running.remove(s)
-                alloc.release(s.table)
-                self.finished.append(s)
-
     # -- request validation ---------------------------------------------------------------------
     def _admit_checked(self, requests, prompts, time_scale: float) -> list[Sequence]:
         """Every request checked before anything runs, as a :class:`Sequence`; a bad one raises
         ``ValueError`` naming the request and the field (``request 3: prompt is empty``)."""
-        seqs, seen = [], set()
-        vocab, max_len = self.cfg.vocab_size, self.cfg.max_seq_len
+        requests = list(requests)
+        check_request_ids([r.id for r in requests])
+        seqs = []
         for r, p in zip(requests, prompts):
             rid = r.id
-            try:
-                dup = rid in seen
-            except TypeError:
-                raise ValueError(f"request {rid!r}: id must be hashable") from None
-            if dup:
-                raise ValueError(f"request {rid!r}: duplicate request id")
-            seen.add(rid)
-            toks = _prompt_ids(rid, p, vocab)
-            out_len = _request_field(rid, positive_int, "output_len", r.output_len)
-            arrival = _request_field(rid, positive, "arrival_s", r.arrival_s, allow_zero=True)
-            scaled = _request_field(rid, positive, "arrival_s * time_scale", arrival * time_scale,
-                                    allow_zero=True)
-            if len(toks) + out_len > max_len:
-                raise ValueError(f"request {rid!r}: {len(toks)} + {out_len} tokens exceed "
-                                 f"the model's max_seq_len {max_len}")
-            need = kv_paging.blocks_needed(len(toks) + out_len, self.block_size)
-            if need > self.num_blocks:
-                raise ValueError(f"request {rid!r}: needs {need} KV blocks; the pool has "
-                                 f"{self.num_blocks}")
+            toks = _prompt_ids(rid, p, self.cfg.vocab_size)
+            out_len, arrival = check_request_fields(rid, r.output_len, r.arrival_s)
+            scaled = check_request_field(rid, positive, "arrival_s * time_scale",
+                                         arrival * time_scale, allow_zero=True)
+            check_request_fits(rid, len(toks), out_len, block_size=self.block_size,
+                               num_blocks=self.num_blocks, max_seq_len=self.cfg.max_seq_len,
+                               max_seq_len_name="the model's max_seq_len")
             seqs.append(Sequence(rid, scaled, toks, out_len, r.prefix_id))
-        try:
-            sorted(seen)
-        except TypeError:
-            raise ValueError(f"request ids must be comparable with each other (the trace is "
-                             f"returned sorted by id), got {sorted(map(repr, seen))}") from None
         return seqs
 
     # -- a whole trace --------------------------------------------------------------------------
@@ -400,7 +265,8 @@ class Engine:
 
         Returns ``{"requests": [{id, arrival_s, token_times_s, output, admitted_s, preemptions,
         shared_tokens}], "steps": [...], "peak_blocks": int, "scheduler": ...}`` with times in
-        seconds since the start.
+        seconds since the start. The schedule itself (:attr:`Scheduler.events`) stays in
+        ``self.schedule``.
         """
         if scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler must be one of {SCHEDULERS}, got {scheduler!r}")
@@ -411,19 +277,19 @@ class Engine:
         seqs.sort(key=lambda s: s.arrival_s)
         alloc = BlockAllocator(self.num_blocks, self.block_size,
                                prefix_caching=self.prefix_caching and scheduler == "continuous")
-        self.steps, self.finished, self._live = [], [], []
+        executor = _ModelExecutor(self, alloc)
+        sched = Scheduler(scheduler, alloc, executor, block_size=self.block_size,
+                          max_batch=self.max_batch, token_budget=self.token_budget)
         self._t0 = time.perf_counter()
-        if scheduler == "static":
-            self._run_static(list(seqs), alloc)
-        else:
-            self._run_continuous(list(seqs), alloc)
+        finished = sched.run(seqs)
+        self.steps, self.finished, self.schedule = executor.steps, finished, sched.events
         reqs = [{"id": s.id, "arrival_s": s.arrival_s, "token_times_s": s.token_times_s,
                  "output": s.output, "prompt_len": len(s.prompt), "admitted_s": s.admitted_s,
                  "preemptions": s.preemptions, "shared_tokens": s.shared_tokens}
                 for s in sorted(self.finished, key=lambda s: s.id)]
         return {"scheduler": scheduler, "requests": reqs, "steps": self.steps,
-                "peak_blocks": max((st["blocks_used"] for st in self.steps), default=0), "block_size": self.block_size,
-                "num_blocks": self.num_blocks}
+                "peak_blocks": max((st["blocks_used"] for st in self.steps), default=0),
+                "block_size": self.block_size, "num_blocks": self.num_blocks}
 
 
 def serve(model: Decoder, requests, prompts, scheduler: str = "continuous", **engine_kw) -> dict:

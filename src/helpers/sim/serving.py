@@ -1,8 +1,9 @@
 r"""Discrete-event simulator of a serving engine: static vs continuous batching, paged vs
 contiguous KV allocation, prefix sharing and chunked prefill.
 
-It follows the same policies as the real engine of :mod:`helpers.serving.engine`, step by step,
-but instead of running a model it advances a virtual clock by a *step-time model*
+It runs the real engine's scheduler (:class:`helpers.serving.scheduler.Scheduler`: the same
+admissions, steps, preemptions and retirements as :mod:`helpers.serving.engine` on the same
+trace), but its step executor runs no model: it advances a virtual clock by a *step-time model*
 
 .. math:: t_{\text{step}} = c_0 + c_d\, n_{\text{decode}} + c_p\, n_{\text{prefill}}
 
@@ -23,18 +24,18 @@ slots *used* (tokens actually stored), the gap being fragmentation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..models import kv_paging
 from ..models._checks import positive, positive_int
-from ..serving.paged import BlockAllocator, BlockTable, grow_or_preempt, plan_step
+from ..serving.paged import BlockAllocator, BlockTable
+from ..serving.scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
+                                 check_request_fields, check_request_fits, check_request_ids)
 
 __all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "SCHEDULERS",
            "ALLOCATORS"]
 
-SCHEDULERS = ("static", "continuous")
 ALLOCATORS = ("paged", "contiguous")
 
 
@@ -91,40 +92,10 @@ def roofline_step_model(cfg, gpu, *, context_tokens: int, bytes_per_element: flo
                      2 * n / gpu.dense_flop_per_s["bf16"])
 
 
-@dataclass
-class _Seq:
-    id: int
-    arrival_s: float
-    prompt: list
-    output_len: int
-    emitted: int = 0
-    num_computed: int = 0
-    table: BlockTable | None = None
-    token_times_s: list = field(default_factory=list)
-    preemptions: int = 0
-
-    @property
-    def length(self) -> int:
-        return len(self.prompt) + self.emitted
-
-    @property
-    def done(self) -> bool:
-        return self.emitted >= self.output_len
-
-    @property
-    def in_prefill(self) -> bool:
-        return self.num_computed < len(self.prompt)
-
-
-def _clear_emitted(s: _Seq) -> None:
-    """A preempted sequence forgets the tokens it emitted: they are recomputed from scratch."""
-    s.emitted, s.token_times_s = 0, []
-
-
-def _prompt_ids(r) -> list[int]:
+def _prompt_ids(rid, prompt_len: int, prefix_id, prefix_len: int) -> list[int]:
     """Stand-in token ids: equal across requests exactly on their shared prefix."""
-    pre = [hash(("prefix", r.prefix_id, i)) for i in range(r.prefix_len)] if r.prefix_id is not None else []
-    return pre + [hash(("own", r.id, i)) for i in range(r.prompt_len - len(pre))]
+    pre = [hash(("prefix", prefix_id, i)) for i in range(prefix_len)] if prefix_id is not None else []
+    return pre + [hash(("own", rid, i)) for i in range(prompt_len - len(pre))]
 
 
 class _Contiguous:
@@ -163,6 +134,60 @@ class _Contiguous:
         pass
 
 
+class _StepTimeExecutor:
+    """The simulator's step executor: no model, a virtual clock advanced by the step model."""
+
+    def __init__(self, step_model: StepModel, reserved):
+        self.step_model, self.reserved = step_model, reserved
+        self.now_s = 0.0
+        self.steps: list[dict] = []
+        self.memory: list[dict] = []
+
+    def now(self) -> float:
+        return self.now_s
+
+    def wait_until(self, t_s: float) -> None:
+        self.now_s = max(self.now_s, t_s)
+
+    def run(self, step: Step) -> tuple[None, float]:
+        dt = self.step_model(step.n_decode, step.n_prefill_tokens)
+        self.steps.append({"t_start_s": self.now_s, "duration_s": dt, "n_decode": step.n_decode,
+                           "n_prefill_tokens": step.n_prefill_tokens, "n_seqs": len(step.work)})
+        self.now_s += dt
+        return None, self.now_s
+
+    def log(self, step: Step) -> None:
+        self.memory.append({"t_s": self.now_s, "reserved_tokens": self.reserved(),
+                            "used_tokens": step.tokens_stored, "running": step.n_live})
+
+
+def _checked(trace, *, block_size: int, num_blocks: int | None, max_seq_len: int | None
+             ) -> list[Sequence]:
+    """The trace's requests checked as the engine checks them (:meth:`Engine._admit_checked
+    <helpers.serving.engine.Engine._admit_checked>`), as sequences in arrival order (ties by
+    id)."""
+    trace = list(trace)
+    if not trace:
+        raise ValueError("the trace is empty")
+    check_request_ids([r.id for r in trace])
+    seqs = []
+    for r in trace:
+        prompt_len = check_request_field(r.id, positive_int, "prompt_len", r.prompt_len)
+        out_len, arrival = check_request_fields(r.id, r.output_len, r.arrival_s)
+        prefix_len = 0
+        if r.prefix_id is not None:
+            prefix_len = check_request_field(r.id, positive_int, "prefix_len", r.prefix_len,
+                                             minimum=0)
+            if prefix_len > prompt_len:
+                raise ValueError(f"request {r.id!r}: prefix_len {prefix_len} exceeds "
+                                 f"prompt_len {prompt_len}")
+        check_request_fits(r.id, prompt_len, out_len, block_size=block_size,
+                           num_blocks=num_blocks, max_seq_len=max_seq_len)
+        seqs.append(Sequence(r.id, arrival, _prompt_ids(r.id, prompt_len, r.prefix_id, prefix_len),
+                             out_len, r.prefix_id))
+    return sorted(seqs, key=lambda s: (s.arrival_s, s.id))
+
+
 def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
              block_size: int = 16, max_batch: int = 8, token_budget: int = 256,
              allocator: str = "paged", max_seq_len: int | None = None,
@@ -172,6 +197,12 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     Parameters mirror :class:`helpers.serving.engine.Engine`; ``allocator="contiguous"``
     reserves ``max_seq_len`` slots per sequence (default: the trace's longest prompt + output)
     out of the same ``num_blocks * block_size`` slots.
+
+    Every request is checked before anything runs, as the engine checks its own: an id no other
+    request has, an integer ``prompt_len >= 1`` and ``output_len >= 1``, ``prefix_len`` within
+    the prompt, a finite ``arrival_s >= 0``, prompt plus output within ``max_seq_len`` (when
+    given, or contiguous) and within the pool (paged); a bad request raises ``ValueError``
+    naming it and the field (``request 3: needs 9 KV blocks; the pool has 8``).
 
     Returns
     -------
@@ -189,107 +220,32 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
         raise ValueError("step_model must be a StepModel")
     num_blocks, block_size = positive_int("num_blocks", num_blocks), positive_int("block_size", block_size)
     max_batch, token_budget = positive_int("max_batch", max_batch), positive_int("token_budget", token_budget)
-    trace = sorted(trace, key=lambda r: (r.arrival_s, r.id))
-    if not trace:
-        raise ValueError("the trace is empty")
-    longest = max(r.prompt_len + r.output_len for r in trace)
+    if max_seq_len is not None:
+        max_seq_len = positive_int("max_seq_len", max_seq_len)
+    seqs = _checked(trace, block_size=block_size, max_seq_len=max_seq_len,
+                    num_blocks=num_blocks if allocator == "paged" else None)
     capacity = num_blocks * block_size
     if allocator == "contiguous":
-        max_seq_len = positive_int("max_seq_len", max_seq_len or longest)
-        if max_seq_len < longest:
-            raise ValueError(f"max_seq_len {max_seq_len} is shorter than a request ({longest})")
+        max_seq_len = max_seq_len or max(len(s.prompt) + s.max_new_tokens for s in seqs)
         if max_seq_len > capacity:
             raise ValueError(f"one reservation of {max_seq_len} slots exceeds the pool ({capacity})")
+    if allocator == "contiguous":
         alloc = _Contiguous(capacity, max_seq_len, block_size)
+
+        def reserved() -> int:
+            return alloc.reserved_slots()
     else:
-        if kv_paging.blocks_needed(longest, block_size) > num_blocks:
-            raise ValueError(f"a request needs {kv_paging.blocks_needed(longest, block_size)} "
-                             f"blocks; the pool has {num_blocks}")
         alloc = BlockAllocator(num_blocks, block_size,
                                prefix_caching=prefix_caching and scheduler == "continuous")
-    pending = [_Seq(r.id, float(r.arrival_s), _prompt_ids(r), int(r.output_len)) for r in trace]
-    steps, memory, finished = [], [], []
-    now = 0.0
-    live: list[_Seq] = []
 
-    def reserved() -> int:
-        if allocator == "contiguous":
-            return alloc.reserved_slots()
-        return alloc.num_in_use * block_size  # the prefix cache's idle blocks are free to take
+        def reserved() -> int:
+            return alloc.num_in_use * block_size  # the prefix cache's idle blocks are free to take
 
-    def step(work):
-        nonlocal now
-        n_dec = sum(1 for s, n in work if not s.in_prefill)
-        n_pre = sum(n for s, n in work if s.in_prefill)
-        dt = step_model(n_dec, n_pre)
-        steps.append({"t_start_s": now, "duration_s": dt, "n_decode": n_dec,
-                      "n_prefill_tokens": n_pre, "n_seqs": len(work)})
-        now += dt
-        for s, n in work:
-            was_prefill = s.in_prefill
-            s.num_computed += n
-            if was_prefill:
-                alloc.register_prefix(s.table, s.prompt, s.num_computed)
-            if s.num_computed == s.length and not s.done:
-                s.emitted += 1
-                s.token_times_s.append(now)
-        memory.append({"t_s": now, "reserved_tokens": reserved(),
-                       "used_tokens": sum(s.num_computed for s in live), "running": len(live)})
-
-    def arrived(queue):
-        while pending and pending[0].arrival_s <= now:
-            queue.append(pending.pop(0))
-
-    if scheduler == "static":
-        queue: list[_Seq] = []
-        while pending or queue:
-            arrived(queue)
-            if not queue:
-                now = max(now, pending[0].arrival_s)
-                continue
-            batch = []
-            while queue and len(batch) < max_batch:
-                s = queue[0]
-                s.table = BlockTable(block_size)
-                if not alloc.grow(s.table, len(s.prompt) + s.output_len):
-                    s.table = None
-                    break
-                batch.append(queue.pop(0))
-            live = batch
-            step([(s, len(s.prompt)) for s in batch])
-            while not all(s.done for s in batch):
-                step([(s, 1) for s in batch if not s.done])
-            for s in batch:
-                alloc.release(s.table)
-            live = []
-            finished += batch
-    else:
-        waiting: list[_Seq] = []
-        running: list[_Seq] = []
-        live = running
-        while pending or waiting or running:
-            arrived(waiting)
-            if not waiting and not running:
-                now = max(now, pending[0].arrival_s)
-                continue
-            while waiting and len(running) < max_batch:
-                s = waiting[0]
-                s.table = BlockTable(block_size)
-                s.num_computed = alloc.match_prefix(s.table, s.prompt)
-                if not alloc.grow(s.table, s.num_computed + 1):
-                    alloc.release(s.table)
-                    s.num_computed, s.table = 0, None
-                    break
-                running.append(waiting.pop(0))
-            work = plan_step(running, token_budget)
-            ready = grow_or_preempt(work, running, waiting, alloc, _clear_emitted)
-            if not ready:
-                continue
-            step(ready)
-            for s in [s for s in running if s.done]:
-                running.remove(s)
-                alloc.release(s.table)
-                finished.append(s)
+    executor = _StepTimeExecutor(step_model, reserved)
+    sched = Scheduler(scheduler, alloc, executor, block_size=block_size, max_batch=max_batch,
+                      token_budget=token_budget)
+    finished = sched.run(seqs)
+    steps, memory, now = executor.steps, executor.memory, executor.now_s
     reqs = [{"id": s.id, "arrival_s": s.arrival_s, "token_times_s": s.token_times_s,
              "preemptions": s.preemptions} for s in sorted(finished, key=lambda s: s.id)]
     return {"scheduler": scheduler, "allocator": allocator, "requests": reqs, "steps": steps,
