@@ -8,9 +8,11 @@ import os
 
 import pytest
 
+from helpers.bench.sizes import SIZE_ENV
+
 os.environ["PYTHONHASHSEED"] = "0"  # stable ordering of sets and str-keyed dicts
 os.environ["OMP_NUM_THREADS"] = "1"  # same reduction order as the reference run
-os.environ.setdefault("BOOK_SIZE", "small")  # the one size switch: small problems in tests
+os.environ.setdefault(SIZE_ENV, "small")  # the one size switch: small problems in tests
 os.environ.pop("MPLBACKEND", None)  # Agg would drop inline figures from executed pages
 
 try:  # hypothesis: fresh examples on every run, reproducible from the seed printed in the header

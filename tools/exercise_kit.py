@@ -428,7 +428,9 @@ def _reason(text: str) -> str:
 def _grading_env() -> dict:
     env = dict(os.environ)
     env.update(PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
-    env.setdefault("BOOK_SIZE", "small")
+    from helpers.bench.sizes import SIZE_ENV
+
+    env.setdefault(SIZE_ENV, "small")
     env.pop("MPLBACKEND", None)
     src = str(ROOT / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

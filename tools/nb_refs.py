@@ -32,10 +32,12 @@ import os
 import pathlib
 import sys
 
+from helpers.bench.sizes import SIZE_ENV
+
 # The same kernel environment as tests/conftest.py: the reference run and the test run agree.
 os.environ["PYTHONHASHSEED"] = "0"
 os.environ["OMP_NUM_THREADS"] = "1"
-os.environ["BOOK_SIZE"] = "small"
+os.environ[SIZE_ENV] = "small"
 os.environ.pop("MPLBACKEND", None)
 
 import jupytext  # noqa: E402

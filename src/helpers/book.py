@@ -9,7 +9,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-__all__ = ["toc_entries", "page_sources", "notebook_pages", "is_notebook", "OTHER_SIMD_ENV"]
+__all__ = ["ROOT", "SRC", "toc_entries", "page_sources", "notebook_pages", "is_notebook",
+           "OTHER_SIMD_ENV"]
+
+#: The repository root (the package is installed editable from ``src/``): the one definition.
+ROOT = Path(__file__).resolve().parents[2]
+#: The folder holding the helper package, for a subprocess's ``PYTHONPATH``.
+SRC = ROOT / "src"
 
 #: The environment in which ``tools/nb_refs.py compare`` (the nbval stage of ``tools/test``) runs
 #: the pages: another SIMD path than the machine's default, on which the references are made.

@@ -11,14 +11,12 @@ import posixpath
 from functools import lru_cache
 from pathlib import Path
 
-from .book import toc_entries
+from .book import ROOT, toc_entries
 
 __all__ = ["DATA_PATH", "ROOT", "LAYERS", "load_map", "built_pages", "href", "is_written",
            "layers_markdown", "reading_orders_markdown", "not_covered_markdown", "Markdown"]
 
 DATA_PATH = Path(__file__).with_name("book_map.yml")
-#: The repository root (``src/helpers/book_map.py`` -> ``.``).
-ROOT = Path(__file__).resolve().parents[2]
 #: Layers bottom up, then the frame (front matter and reference pages).
 LAYERS = ("L1", "L2", "L3", "L4", "L5", "L6")
 

@@ -53,6 +53,7 @@ from typing import Callable
 import numpy as np
 
 from helpers.bench import bench, pick
+from helpers.book import SRC
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
@@ -98,7 +99,7 @@ def _worker_cmd(directory: Path, s: dict, pause: bool) -> list[str]:
 
 
 def _env() -> dict:
-    src = str(Path(__file__).resolve().parents[2])
+    src = str(SRC)
     path = os.environ.get("PYTHONPATH", "")
     return {**os.environ, "PYTHONPATH": src + (os.pathsep + path if path else ""),
             "OMP_NUM_THREADS": "1"}

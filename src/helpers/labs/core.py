@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from helpers import book
 from helpers.bench.env import environment
 from helpers.bench.sizes import SIZE_ENV, has_cuda, pick, size_tier
 
@@ -59,8 +60,8 @@ __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "Lab", "MISSING", "fmt", "page_num
 
 #: Version of the result-file layout; bump it when a field changes meaning.
 SCHEMA = 1
-#: The repository root (the package is installed from ``src/`` in place).
-ROOT = Path(__file__).resolve().parents[3]
+#: The repository root (``helpers.book.ROOT``, defined once).
+ROOT = book.ROOT
 #: Where the results measured on a real H200 are committed.
 REFERENCE_DIR = ROOT / "labs" / "reference" / "h200"
 

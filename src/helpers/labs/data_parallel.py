@@ -33,6 +33,7 @@ import tempfile
 from typing import Callable, Sequence
 
 from helpers.labs import core
+from helpers.units import MiB
 from helpers.labs.core import lab_device, new_result, run_cli
 from helpers.labs.grading import Verdict
 from helpers.models import distributed_analysis as da
@@ -47,7 +48,6 @@ LAB = core.Lab(
            "warmup_steps": (2, 5), "reps": (5, 20), "sweep_points": (4, 8),
            "timeout_s": (240.0, 540.0)})
 WORLD_SIZE = 2
-MiB = 1 << 20
 
 
 def settings_for(device: str) -> dict:

@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..book import ROOT
 from ..models.transformer import TransformerConfig
 from .decoder import Decoder
 
@@ -135,7 +136,7 @@ def _plain(text: str) -> str:
 def build_corpus(root: str | Path | None = None) -> bytes:
     """The training text: the prose of every page under ``chapters/``, ``foundations/``,
     ``labs/`` and ``appendix/`` plus ``intro.md``, in sorted path order, as UTF-8 bytes."""
-    root = Path(root) if root is not None else HERE.parents[2]
+    root = Path(root) if root is not None else ROOT
     pages = [root / "intro.md"] + sorted(
         p for folder in ("chapters", "foundations", "labs", "appendix")
         for p in (root / folder).glob("*.md"))
