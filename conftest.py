@@ -4,7 +4,9 @@ tools/nb_refs.py sets the same variables when it makes the reference notebooks, 
 runs in the same environment when its reference is made and when nbval compares against it.
 """
 
+import contextlib
 import os
+import signal
 
 import pytest
 
@@ -58,3 +60,23 @@ def pytest_report_header(config):
         return None
     return (f"hypothesis seed: {seed} (replay with --hypothesis-seed={seed} "
             f"or BOOK_HYPOTHESIS_SEED={seed})")
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    def expire(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture
+def deadline():
+    """``with deadline(seconds):`` raises TimeoutError in the block after ``seconds`` (SIGALRM),
+    so a regression that hangs (a NaN arrival once made the engine spin) fails instead."""
+    return _deadline

@@ -1,9 +1,7 @@
 """The serving engine: every request's greedy output equals Decoder.generate of its prompt alone,
 under both schedulers, chunked prefill, prefix caching and preemption."""
 
-import contextlib
 import re
-import signal
 from dataclasses import replace
 
 import numpy as np
@@ -74,20 +72,6 @@ def test_bad_inputs_raise(setup):
 
 # -- request validation (issue 15, item 6): a bad request is refused before anything runs --------
 
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Fail with TimeoutError instead of hanging (a NaN arrival once made the engine spin)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"no answer within {seconds} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @pytest.fixture(scope="module")
 def small(setup):
     """Three valid requests (ids 0, 1, 2) and their prompts as lists."""
@@ -137,7 +121,8 @@ BAD_REQUESTS = {  # case -> what the error must say (after "request <id>: ")
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
 @pytest.mark.parametrize("case", list(BAD_REQUESTS))
-def test_a_bad_request_is_refused_before_anything_runs(small, monkeypatch, case, scheduler):
+def test_a_bad_request_is_refused_before_anything_runs(small, monkeypatch, case, scheduler,
+                                                       deadline):
     model, tr, prompts = small
     tr, prompts = _bad(model, tr, prompts, case)
     rid = tr[0].id if case == "duplicate id" else tr[2].id
@@ -151,13 +136,13 @@ def test_a_bad_request_is_refused_before_anything_runs(small, monkeypatch, case,
 
 
 @pytest.mark.parametrize("time_scale", [float("nan"), float("inf"), -1.0])
-def test_a_bad_time_scale_is_refused(small, time_scale):
+def test_a_bad_time_scale_is_refused(small, time_scale, deadline):
     model, tr, prompts = small
     with deadline(10.0), pytest.raises(ValueError, match="time_scale must be a finite number"):
         Engine(model, num_blocks=48, block_size=8).serve(tr, prompts, time_scale=time_scale)
 
 
-def test_a_time_scale_that_overflows_an_arrival_is_refused(small):
+def test_a_time_scale_that_overflows_an_arrival_is_refused(small, deadline):
     model, tr, prompts = small
     tr = [replace(tr[0], arrival_s=1e300)] + tr[1:]
     with deadline(10.0), pytest.raises(ValueError, match=rf"^request {tr[0].id!r}: arrival_s "

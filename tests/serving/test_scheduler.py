@@ -5,8 +5,6 @@ only the model's forward and the engine's sleep advance, by a step cost the simu
 :class:`StepModel` states exactly), so arrivals spread in time are admitted at the same steps in
 both. All times are multiples of 1/8, so both clocks add them exactly."""
 
-import contextlib
-import signal
 from dataclasses import replace
 
 import numpy as np
@@ -102,20 +100,6 @@ def _sim_run(monkeypatch, trace, scheduler, kw):
     return out, made[0].events
 
 
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Fail with TimeoutError instead of hanging (a NaN arrival made the simulator spin)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"no answer within {seconds} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 CASES = {  # name -> scheduler, engine/simulator settings
     "static": ("static", dict(num_blocks=40, max_batch=3)),
     "continuous": ("continuous", dict(num_blocks=40, max_batch=3, token_budget=8)),
@@ -189,7 +173,7 @@ def test_an_unknown_policy_is_refused():
                          ids=["output_len 0", "arrival NaN", "arrival < 0", "duplicate id",
                               "too big for the pool"])
 @pytest.mark.parametrize("scheduler", S.SCHEDULERS)
-def test_engine_and_simulator_refuse_the_same_requests_alike(model, edit, scheduler):
+def test_engine_and_simulator_refuse_the_same_requests_alike(model, edit, scheduler, deadline):
     trace = [W.Request(i, 0.0, 6, 3) for i in range(3)]
     trace[2] = replace(trace[2], **edit)
     with pytest.raises(ValueError) as eng:

@@ -1,7 +1,5 @@
 """The serving simulator against hand-worked schedules and the paging model."""
 
-import contextlib
-import signal
 from dataclasses import replace
 
 import numpy as np
@@ -98,20 +96,6 @@ def test_bad_inputs_raise(kw):
 
 # -- the simulator refuses the requests the engine refuses (issue 16) -----------------------------
 
-@contextlib.contextmanager
-def deadline(seconds: float):
-    """Fail with TimeoutError instead of hanging (a NaN arrival made the simulator spin)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"no answer within {seconds} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 GOOD = [req(0, 0.0, 8, 4), req(1, 0.5, 6, 3), req(2, 1.0, 5, 2)]
 
 BAD_REQUESTS = {  # case -> (request 2 as edited, what the error must say after "request 2: ")
@@ -134,7 +118,7 @@ BAD_REQUESTS = {  # case -> (request 2 as edited, what the error must say after 
 
 @pytest.mark.parametrize("scheduler", ["static", "continuous"])
 @pytest.mark.parametrize("case", list(BAD_REQUESTS))
-def test_a_bad_request_is_refused(case, scheduler):
+def test_a_bad_request_is_refused(case, scheduler, deadline):
     edit, want = BAD_REQUESTS[case]
     tr = GOOD[:2] + [replace(GOOD[2], **edit)]
     rid = 0 if case == "duplicate id" else 2
