@@ -21,7 +21,13 @@ from helpers.models import (attention, checkpointing, gemm, gpu_peaks, kv_paging
 WRONG_TYPES = [True, False, np.bool_(True), "1e12", "3", None, object(), [1.0], {"a": 1}]
 
 
-@pytest.mark.parametrize("value", WRONG_TYPES, ids=repr)
+def _id(value) -> str:
+    """A test id that is the same in every process (an object's repr carries its address, and
+    pytest-xdist's workers must collect identical ids)."""
+    return type(value).__name__ if type(value) is object else repr(value)
+
+
+@pytest.mark.parametrize("value", WRONG_TYPES, ids=_id)
 @pytest.mark.parametrize("check", [
     lambda v: _checks.positive("x", v),
     lambda v: _checks.positive("x", v, allow_zero=True),
