@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import specs
-from helpers.distributed import free_port
+from helpers.distributed import free_port, loopback_store
 from helpers.labs import collectives as lab
 from helpers.labs import core
 from helpers.models import collectives as model
@@ -28,8 +28,8 @@ def one_rank_group():
     """A gloo group of one process (this one), for checking a single rank's code."""
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0,
-                            world_size=1)
+    store = loopback_store(0, 1, free_port())  # listens on 127.0.0.1 only, as the launcher's
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
     yield dist
     dist.destroy_process_group()
 
