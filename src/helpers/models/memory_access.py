@@ -686,8 +686,10 @@ def predicted_efficiency(stride: int, element_bytes: int, *,
 
 
 def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
-    r"""Passes a warp needs to read one column of a row-major ``tile_dim`` x (``tile_dim`` + pad)
-    tile of 4-byte words from 32 shared-memory banks (count).
+    r"""Passes a warp needs to read one column of a padded square tile in shared memory (count).
+
+    The tile is row-major, ``tile_dim`` rows of ``tile_dim + padding_words`` 4-byte words, in
+    32 banks.
 
     .. math:: D = \gcd(\text{tile\_dim} + \text{pad},\ 32)
 
