@@ -53,6 +53,8 @@ from helpers import book
 from helpers.bench.env import environment
 from helpers.bench.sizes import SIZE_ENV, has_cuda, pick, size_tier
 
+from .report import Claim
+
 __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "Lab", "MISSING", "fmt", "page_numbers", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
            "reference_or_none",
@@ -97,6 +99,10 @@ class Lab:
         Fewest timed repetitions per :meth:`bench` call, small and full tier.
     flush_cache : bool
         Whether :meth:`bench` flushes the cache before each repetition.
+    claims : tuple of :class:`~helpers.labs.report.Claim`
+        What the lab's models say about its measurements: each a *prediction* (with its
+        tolerance) or a *bound*. Every row of the lab's comparison table names one of them, and
+        the book's test over the shipped references holds every H200 value to its claim.
 
     >>> lab = Lab("demo_lab", pages=("labs/demo.md",), sizes={"n": (256, 8192)})
     >>> str(lab), lab.reference_file.name
@@ -112,6 +118,7 @@ class Lab:
     warmup_s: tuple[float, float] = (0.02, 0.05)
     min_reps: tuple[int, int] = (5, 5)
     flush_cache: bool = False
+    claims: tuple = ()
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name
@@ -125,6 +132,11 @@ class Lab:
             small, full = _pair(what, getattr(self, what))
             if not (small > 0 and full > 0):
                 raise ValueError(f"{what} must be positive in both tiers, got {(small, full)!r}")
+        keys = [getattr(c, "key", None) for c in self.claims]
+        if not all(isinstance(c, Claim) for c in self.claims):
+            raise ValueError(f"claims must be Claim records, got {self.claims!r}")
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"claims must have distinct keys, got {keys}")
 
     def __str__(self) -> str:
         return self.name
@@ -133,6 +145,14 @@ class Lab:
     def reference_file(self) -> Path:
         """Where the lab's H200 reference lives (see :func:`reference_path`)."""
         return reference_path(self.name)
+
+    def claim(self, key: str):
+        """The declared :class:`~helpers.labs.report.Claim` named ``key``."""
+        for c in self.claims:
+            if c.key == key:
+                return c
+        raise ValueError(f"claim must be one of {[c.key for c in self.claims]} for lab "
+                         f"{self.name!r}, got {key!r}")
 
     def size(self, key: str):
         """The size ``key`` of the size table at the size tier in force (a fresh copy)."""

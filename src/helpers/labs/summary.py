@@ -1,9 +1,11 @@
-"""Every lab's model against its H200 measurement, in one table (the appendix's status page).
+"""Every lab's model against its H200 measurement, in one place (the appendix's status page).
 
 Each lab runner has ``comparison_rows(ref, mine=None) -> list[Row]``: the rows its own page
-shows. This module lists the labs, reads each shipped H200 reference, and keeps the rows that
-have both a model value and an H200 value, so the book can say in one place how well its
-models predict real hardware.
+shows, each naming the :class:`~.report.Claim` (a prediction or a bound) that its lab record
+declares. This module lists the labs, reads each shipped H200 reference, and keeps the rows
+that have both a model value and an H200 value, so the book can say in one place how well its
+models predict real hardware, and its tests can hold every H200 value to its claim
+(:func:`violations`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 from . import core
 from .report import Row, relative_error
 
-__all__ = ["LABS", "LabRow", "lab_module", "reference_rows", "provenance"]
+__all__ = ["LABS", "LabRow", "lab_module", "analysis_module", "lab_record", "reference_rows", "predictions",
+           "bounds", "unclaimed", "violations", "median_abs_error", "provenance"]
 
 #: Every lab, as ``(module name under helpers.labs, page label)``, in the order of the contents.
 LABS = (
@@ -49,12 +52,56 @@ class LabRow:
         """``(model - H200) / H200``."""
         return relative_error(self.row.model, self.row.h200)
 
+    @property
+    def page_ref(self) -> str:
+        """A MyST cross-reference to the lab's page, named by the lab."""
+        return f"{{ref}}`{self.lab.replace('_', ' ')} <{self.page}>`"
+
+    @property
+    def claim(self):
+        """The :class:`~.report.Claim` the row names, or None (an undeclared row)."""
+        return self.row.claim
+
+    @property
+    def fraction_of_bound(self) -> float:
+        """For a bound's row: how much of the bound the H200 reached (above 1 passes it)."""
+        if self.claim is None:
+            raise ValueError(f"{self.lab}: row {self.row.quantity!r} names no claim")
+        return self.claim.fraction_of_bound(self.row.model, self.row.h200)
+
+    @property
+    def holds(self) -> bool:
+        """Whether the H200 value agrees with the row's claim."""
+        if self.claim is None:
+            raise ValueError(f"{self.lab}: row {self.row.quantity!r} names no claim")
+        return self.claim.holds(self.row.model, self.row.h200)
+
 
 def lab_module(name: str):
     """The runner module ``helpers.labs.<name>`` of a listed lab."""
     if name not in dict(LABS):
         raise ValueError(f"unknown lab {name!r}; the labs are {[n for n, _ in LABS]}")
     return importlib.import_module(f"helpers.labs.{name}")
+
+
+def analysis_module(name: str):
+    """The module with a listed lab's ``comparison_rows``: ``helpers.labs.analysis.<name>``
+    where the lab's page-side code has moved out of its runner, else the runner."""
+    lab_module(name)  # a listed lab
+    try:
+        return importlib.import_module(f"helpers.labs.analysis.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name not in (f"helpers.labs.analysis.{name}", "helpers.labs.analysis"):
+            raise
+        return lab_module(name)
+
+
+def lab_record(name: str) -> core.Lab:
+    """The :class:`~.core.Lab` record a listed lab's runner declares."""
+    record = getattr(lab_module(name), "LAB", None)
+    if not isinstance(record, core.Lab):
+        raise ValueError(f"helpers.labs.{name} declares no Lab record (LAB = core.Lab(...))")
+    return record
 
 
 def reference_rows() -> tuple[list[LabRow], list[str]]:
@@ -66,10 +113,50 @@ def reference_rows() -> tuple[list[LabRow], list[str]]:
         if ref is None:
             missing.append(name)
             continue
-        for row in lab_module(name).comparison_rows(ref):
+        for row in analysis_module(name).comparison_rows(ref):
             if row.model is not None and row.h200 is not None:
                 rows.append(LabRow(name, page, row))
     return rows, missing
+
+
+def predictions(rows: list[LabRow]) -> list[LabRow]:
+    """The rows whose claim is a prediction."""
+    return [r for r in rows if r.claim is not None and r.claim.kind == "prediction"]
+
+
+def bounds(rows: list[LabRow]) -> list[LabRow]:
+    """The rows whose claim is a bound."""
+    return [r for r in rows if r.claim is not None and r.claim.kind == "bound"]
+
+
+def unclaimed(rows: list[LabRow]) -> list[LabRow]:
+    """The rows that name no claim (a lab not yet moved onto declared claims)."""
+    return [r for r in rows if r.claim is None]
+
+
+def median_abs_error(rows: list[LabRow]) -> float:
+    """The median ``|model - H200| / H200`` over prediction rows (a ValueError if none)."""
+    errors = sorted(abs(r.error) for r in predictions(rows))
+    if not errors:
+        raise ValueError("no prediction rows to summarize")
+    mid = len(errors) // 2
+    return errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
+
+
+def violations(rows: list[LabRow]) -> list[str]:
+    """One line per row that breaks its claim, or names a claim its lab does not declare."""
+    out = []
+    for r in rows:
+        if r.claim is None:
+            continue
+        declared = lab_record(r.lab).claims
+        if r.claim not in declared:
+            out.append(f"{r.lab}: row {r.row.quantity!r} names claim {r.claim.key!r}, which "
+                       f"LAB.claims does not declare")
+        elif not r.holds:
+            out.append(f"{r.lab}: {r.row.quantity!r}: {r.claim.verdict(r.row.model, r.row.h200)}"
+                       f" ({r.claim.kind} {r.claim.key!r}, model {r.claim.model})")
+    return out
 
 
 def provenance() -> list[dict]:
