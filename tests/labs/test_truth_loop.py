@@ -85,6 +85,20 @@ def test_a_prediction_outside_its_tolerance_is_a_violation():
     assert "does not declare" in summary.violations([ok])[0]
 
 
+def test_a_miss_passes_only_with_an_explanation_and_only_while_it_misses(monkeypatch):
+    missed = Claim("t", "time", "prediction", model="m", ceilings="c", why="w", tolerance=0.1,
+                   miss="the reference predates the fix; evidence: ...")
+    monkeypatch.setattr(summary, "lab_record", lambda name: core.Lab(
+        "demo", pages=("labs/demo.md",), claims=(missed,)))
+    far = summary.LabRow("demo", "", Row("t", "s", 1, model=1.5, h200=1.0, claim=missed))
+    near = summary.LabRow("demo", "", Row("t", "s", 1, model=1.01, h200=1.0, claim=missed))
+    assert summary.violations([far, near]) == [] and summary.explained_misses([far, near]) == [far]
+    assert "drop its miss" in summary.violations([near])[0]
+    assert "explained" in missed.verdict(1.5, 1.0)
+    with pytest.raises(ValueError, match="miss is for predictions"):
+        Claim("b", "q", "bound", model="m", ceilings="c", why="w", limit="lower", miss="x")
+
+
 def test_a_passed_bound_is_a_violation():
     time_bound = Claim("b", "time", "bound", model="m", ceilings="c", why="w", limit="lower")
     rate_bound = Claim("r", "rate", "bound", model="m", ceilings="c", why="w", limit="upper",

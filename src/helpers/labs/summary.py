@@ -17,7 +17,7 @@ from . import core
 from .report import Row, relative_error
 
 __all__ = ["LABS", "LabRow", "lab_module", "analysis_module", "lab_record", "reference_rows", "predictions",
-           "bounds", "unclaimed", "violations", "median_abs_error", "provenance"]
+           "bounds", "unclaimed", "violations", "explained_misses", "median_abs_error", "provenance"]
 
 #: Every lab, as ``(module name under helpers.labs, page label)``, in the order of the contents.
 LABS = (
@@ -144,8 +144,9 @@ def median_abs_error(rows: list[LabRow]) -> float:
 
 
 def violations(rows: list[LabRow]) -> list[str]:
-    """One line per row that breaks its claim, or names a claim its lab does not declare."""
-    out = []
+    """One line per row that breaks its claim without an explained ``miss``, names a claim its
+    lab does not declare, or carries a ``miss`` although every row of that claim holds."""
+    out, missed = [], {}
     for r in rows:
         if r.claim is None:
             continue
@@ -153,10 +154,22 @@ def violations(rows: list[LabRow]) -> list[str]:
         if r.claim not in declared:
             out.append(f"{r.lab}: row {r.row.quantity!r} names claim {r.claim.key!r}, which "
                        f"LAB.claims does not declare")
+            continue
+        if r.claim.miss is not None:
+            missed.setdefault((r.lab, r.claim.key), []).append(r.holds)
         elif not r.holds:
             out.append(f"{r.lab}: {r.row.quantity!r}: {r.claim.verdict(r.row.model, r.row.h200)}"
                        f" ({r.claim.kind} {r.claim.key!r}, model {r.claim.model})")
+    for (lab, key), held in missed.items():
+        if all(held):
+            out.append(f"{lab}: claim {key!r} explains a miss, but every row of it holds now: "
+                       f"drop its miss")
     return out
+
+
+def explained_misses(rows: list[LabRow]) -> list[LabRow]:
+    """Prediction rows outside their tolerance whose claim explains the miss."""
+    return [r for r in predictions(rows) if not r.holds and r.claim.miss]
 
 
 def provenance() -> list[dict]:
