@@ -83,3 +83,16 @@ def test_performance_verdicts():
             check_performance(**bad, name="k", spread=0.0)
     with pytest.raises(ValueError):
         check_performance(1, 1, name="k", spread=0.0, min_fraction=1.5)
+
+
+def test_a_time_below_the_physical_floor_fails_as_a_measurement_error():
+    # 4% below the floor is within clock boost and datasheet rounding; 10% below is impossible
+    assert check_performance(0.96, 0.9, name="k", spread=0.02, floor_s=1.0).passed
+    fail = check_performance(0.90, 0.9, name="k", spread=0.02, floor_s=1.0,
+                             floor_what="the copy of its bytes")
+    assert fail.status == "FAIL" and "measurement error" in str(fail)
+    assert "the copy of its bytes" in str(fail)
+    # checked before the spread: an impossible time is not merely noisy
+    assert check_performance(0.5, 0.9, name="k", spread=0.9, floor_s=1.0).status == "FAIL"
+    with pytest.raises(ValueError, match="floor_s"):
+        check_performance(1.0, 0.9, name="k", spread=0.0, floor_s=0.0)

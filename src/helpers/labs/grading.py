@@ -16,7 +16,9 @@ Correctness (:func:`check_outputs`), the way kernel test suites do it:
 
 Performance (:func:`check_performance`), on a GPU only: the measured median against the
 model's lower bound, with the run's spread checked first, so a noisy run is reported as
-inconclusive rather than graded.
+inconclusive rather than graded, and a time below what physics allows (the roofline of the
+kernel's bytes and FLOPs, or the copy of its bytes measured in the same run) is failed as a
+measurement error rather than praised.
 
 >>> import torch
 >>> v = check_outputs(lambda x: x * 2, lambda x: x * 2, lambda g: (torch.randn(64, generator=g),),
@@ -31,7 +33,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Verdict", "check_outputs", "check_performance", "default_tolerance"]
+__all__ = ["Verdict", "check_outputs", "check_performance", "default_tolerance", "FLOOR_SLACK"]
 
 
 @dataclass
@@ -154,19 +156,40 @@ def check_outputs(candidate: Callable[..., Any], reference: Callable[..., Any],
     return Verdict(name, "PASS", [f"matches a float64 reference on {trials} fresh random inputs"])
 
 
+#: How far below a physical floor a measured time may fall before it is called impossible:
+#: clocks boost past their base and datasheet rates are rounded, by a few percent.
+FLOOR_SLACK = 0.05
+
+
 def check_performance(measured_s: float, bound_s: float, *, name: str, spread: float,
                       min_fraction: float = 0.5, max_spread: float = 0.1,
-                      reference_s: float | None = None) -> Verdict:
+                      reference_s: float | None = None, floor_s: float | None = None,
+                      floor_what: str = "the roofline bound of its bytes and FLOPs") -> Verdict:
     """Grade a measured median time against the model's lower bound.
 
     ``fraction = bound_s / measured_s`` is the share of the model's best case the kernel
     reaches (1 is perfect). A run whose relative spread exceeds ``max_spread`` is
     INCONCLUSIVE; otherwise PASS when ``fraction >= min_fraction``. The text of a PASS or
     FAIL names the threshold but not the machine's numbers, which the lab prints apart.
+
+    ``floor_s``, when given, is the least time physics allows the kernel (``floor_what`` says
+    which: the roofline of its bytes and FLOPs on the GPU, or the copy of its bytes measured in
+    the same run). A median more than :data:`FLOOR_SLACK` below it is a measurement error (an
+    unsynchronized timer, a cached or skipped computation): a FAIL that says so, before any
+    other check.
+
+    >>> print(check_performance(1e-3, 0.9e-3, name="k", spread=0.01, floor_s=2e-3))
+    FAIL k: faster than the roofline bound of its bytes and FLOPs allows: a measurement error (an unsynchronized timer, or a result cached or skipped), not a fast kernel
     """
     for label, v in (("measured_s", measured_s), ("bound_s", bound_s)):
         if not v > 0:
             raise ValueError(f"{label} must be > 0, got {v!r}")
+    if floor_s is not None and not floor_s > 0:
+        raise ValueError(f"floor_s must be > 0 or None, got {floor_s!r}")
+    if floor_s is not None and measured_s < floor_s * (1 - FLOOR_SLACK):
+        return Verdict(name, "FAIL", [
+            f"faster than {floor_what} allows: a measurement error (an unsynchronized "
+            "timer, or a result cached or skipped), not a fast kernel"])
     if not 0 < min_fraction <= 1:
         raise ValueError(f"min_fraction must be in (0, 1], got {min_fraction!r}")
     if not spread >= 0:
