@@ -10,7 +10,7 @@ import helpers.labs
 from helpers.labs import core, summary
 from helpers.labs.report import Row
 
-FRAMEWORK = {"core", "grading", "report", "summary", "analysis"}
+FRAMEWORK = {"core", "grading", "report", "summary", "analysis", "compare"}
 
 
 def test_every_runner_is_listed_once_and_has_comparison_rows():
