@@ -72,11 +72,12 @@ def browser():
 
 @pytest.fixture
 def open_page(browser, base_url):
-    """open_page(path, dark=False) -> (page, report) with external requests and errors recorded."""
+    """open_page(path, dark=False, width=1280) -> (page, report) with external requests and
+    errors recorded (``width`` in CSS pixels: 390 is a phone)."""
     opened = []
 
-    def _open(path: str, *, dark: bool = False, wait_ms: int = 1500):
-        page = browser.new_page(viewport={"width": 1280, "height": 900},
+    def _open(path: str, *, dark: bool = False, wait_ms: int = 1500, width: int = 1280):
+        page = browser.new_page(viewport={"width": width, "height": 900},
                                 color_scheme="dark" if dark else "light")
         report = {"external": [], "errors": [], "http": []}
 

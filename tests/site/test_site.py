@@ -68,6 +68,48 @@ def test_lesson_one_shows_animation_diagram_figures_and_a_working_widget(open_pa
     assert titles and all(len(t) > 20 and "sec-" not in t for t in titles), titles[:3]
 
 
+_SIDEBAR = """(() => { const s = document.querySelector('#pst-primary-sidebar');
+    const d = document.querySelector('#pst-primary-sidebar-modal');
+    const c = document.querySelector('#pst-secondary-sidebar-modal');
+    return {left: s.getBoundingClientRect().left, hidden: s.classList.contains('pst-sidebar-hidden'),
+            drawer: !!(d && d.open), drawer_width: d ? d.getBoundingClientRect().width : 0,
+            contents: !!(c && c.open)}; })()"""
+
+
+def test_phone_navigation_opens_and_closes(open_page):
+    """At 390 px the visible hamburger opens the contents drawer, Escape closes it, and the
+    contents icon opens the page's outline (the themes bind only a hidden button: book-nav.js)."""
+    page, report = open_page("chapters/performance-models.html", width=390)
+    assert not report["errors"]
+    before = page.evaluate(_SIDEBAR)
+    assert before["left"] < 0 and not before["drawer"]  # off screen until asked for
+    page.locator("button.primary-toggle:visible").first.click()
+    page.wait_for_timeout(300)
+    opened = page.evaluate(_SIDEBAR)
+    assert opened["drawer"] and opened["drawer_width"] > 200, opened
+    assert page.locator("#pst-primary-sidebar-modal a.reference:visible").count() > 10
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(300)
+    assert not page.evaluate(_SIDEBAR)["drawer"]
+    page.locator("button.secondary-toggle:visible").first.click()
+    page.wait_for_timeout(300)
+    assert page.evaluate(_SIDEBAR)["contents"]
+
+
+def test_desktop_hamburger_collapses_and_restores_the_sidebar(open_page):
+    page, _ = open_page("chapters/performance-models.html", width=1280)
+    assert page.evaluate(_SIDEBAR)["left"] >= 0
+    toggle = page.locator("button.primary-toggle:visible").first
+    toggle.click()
+    page.wait_for_timeout(400)
+    collapsed = page.evaluate(_SIDEBAR)
+    assert collapsed["hidden"] and collapsed["left"] < 0, collapsed
+    toggle.click()
+    page.wait_for_timeout(400)
+    restored = page.evaluate(_SIDEBAR)
+    assert not restored["hidden"] and restored["left"] >= 0, restored
+
+
 def test_dark_mode_switches_and_figures_stay_visible(open_page):
     page, _ = open_page("chapters/performance-models.html", dark=True)
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"

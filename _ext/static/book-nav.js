@@ -1,0 +1,33 @@
+// Make every sidebar toggle work, on phones and on desktops.
+//
+// pydata-sphinx-theme 0.17 and sphinx-book-theme bind their open/close handlers to the first
+// element matching `.primary-toggle` (and `.secondary-toggle`): the navbar's button, which
+// sphinx-book-theme hides. The header button a reader actually sees ("Toggle primary
+// sidebar", and the contents icon) then only shows its tooltip (upstream
+// pydata/pydata-sphinx-theme#2451). Here every other toggle forwards its click to the bound
+// one, so the themes' own code opens the drawer (narrow screens) or collapses the sidebar
+// (wide ones).
+(function () {
+  function forward(selector) {
+    var all = document.querySelectorAll(selector);
+    if (all.length < 2) return;
+    var bound = all[0];
+    Array.prototype.slice.call(all, 1).forEach(function (button) {
+      button.addEventListener("click", function (event) {
+        event.preventDefault();
+        event.stopPropagation();
+        button.blur();
+        bound.click();
+      });
+    });
+  }
+  function init() {
+    forward(".primary-toggle");
+    forward(".secondary-toggle");
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
