@@ -88,3 +88,25 @@ def test_shown_rejects_bad_input(value, spec, match):
 
     with pytest.raises(ValueError, match=match):
         shown(value, spec)
+
+
+def test_fmt_sig_is_plain_in_table_range_and_rounds_like_g():
+    from helpers.units import fmt_sig
+
+    for v in (1741.2, 0.02456, 4.3, 12.0, 999.96, 123456.0, 0.00012345):
+        assert float(fmt_sig(v)) == float(f"{v:.3g}"), v
+        assert "e" not in fmt_sig(v)
+    assert fmt_sig(999.96) == "1000" and fmt_sig(-0.0) == "0" and "e" in fmt_sig(2e7)
+    with pytest.raises(ValueError, match="digits"):
+        fmt_sig(1.0, 0)
+    with pytest.raises(ValueError, match="value"):
+        fmt_sig(float("nan"))
+
+
+def test_fmt_pct_never_prints_a_signed_zero():
+    from helpers.units import fmt_pct
+
+    assert [fmt_pct(x, signed=True) for x in (-0.004, 0.004, -0.006, 0.0)] == ["0%", "0%", "-1%", "0%"]
+    assert fmt_pct(0.1234, digits=1) == "12.3%"
+    with pytest.raises(ValueError, match="digits"):
+        fmt_pct(0.1, digits=-1)

@@ -25,7 +25,7 @@ __all__ = [
     "kHz", "MHz", "GHz",
     "ns", "us", "ms", "s", "minute", "hour", "day",
     "KFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP",
-    "fmt_si", "fmt_bytes", "fmt_time", "fmt_rate", "fmt_count", "shown",
+    "fmt_si", "fmt_bytes", "fmt_time", "fmt_rate", "fmt_count", "fmt_sig", "fmt_pct", "shown",
 ]
 
 # Decimal (SI) multipliers, dimensionless.
@@ -176,6 +176,43 @@ def fmt_count(n: float, *, digits: int = 3) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.{digits}g} {word}"
     return f"{n:.{digits}g}" if abs(n) < 1e3 else f"{n:,.0f}"
+
+
+def fmt_sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, in plain notation from 1e-4 up to 1e7 (a table
+    reads ``1740 tok/s``, not ``1.74e+03 tok/s``), scientific outside it; never ``-0``.
+
+    >>> fmt_sig(1741.2), fmt_sig(0.02456), fmt_sig(4.3), fmt_sig(12.0), fmt_sig(-0.0001)
+    ('1740', '0.0246', '4.3', '12', '-0.0001')
+    >>> fmt_sig(-1e-9, 2), fmt_sig(3.2e9)
+    ('-1e-09', '3.2e+09')
+    >>> fmt_sig(-0.0)
+    '0'
+    """
+    value = _check_finite(value, "value")
+    if not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be a positive int, got {digits!r}")
+    if value == 0:
+        return "0"
+    if not 1e-4 <= abs(value) < 1e7:
+        return f"{value:.{digits}g}"
+    rounded = float(f"{value:.{digits}g}")
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
+    return f"{rounded:.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{rounded:.0f}"
+
+
+def fmt_pct(fraction: float, *, signed: bool = False, digits: int = 0) -> str:
+    """``fraction`` as a percentage with ``digits`` decimals, signed if asked; a value that
+    rounds to zero prints as ``0%``, never ``-0%`` or ``+0%``.
+
+    >>> fmt_pct(0.123, signed=True), fmt_pct(-0.004, signed=True), fmt_pct(0.9)
+    ('+12%', '0%', '90%')
+    """
+    fraction = _check_finite(fraction, "fraction")
+    if not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be a non-negative int, got {digits!r}")
+    text = f"{fraction:{'+' if signed else ''}.{digits}%}"
+    return "0%" if float(text.rstrip("%")) == 0 else text
 
 
 def shown(value: float, spec: str) -> str:

@@ -31,6 +31,8 @@ import html
 import math
 from dataclasses import dataclass
 
+from helpers.units import fmt_pct, fmt_sig
+
 __all__ = ["Claim", "Row", "Table", "relative_error", "KINDS"]
 
 #: What a model value in a lab's table is: a prediction meant to match, or a limit.
@@ -137,9 +139,9 @@ class Claim:
             e = relative_error(model, measured)
             word = ("within" if self.holds(model, measured)
                     else "outside, explained:" if self.miss else "OUTSIDE")
-            return f"{e:+.0%} ({word} ±{self.allowed:.0%})"
+            return f"{fmt_pct(e, signed=True)} ({word} ±{fmt_pct(self.allowed)})"
         f = self.fraction_of_bound(model, measured)
-        return f"{f:.0%} of bound" + ("" if self.holds(model, measured) else " (PASSED: a bad timing?)")
+        return f"{fmt_pct(f)} of bound" + ("" if self.holds(model, measured) else " (PASSED: a bad timing?)")
 
 
 @dataclass(frozen=True)
@@ -159,16 +161,18 @@ class Row:
     def fmt(self, value: float | None) -> str:
         if value is None:
             return "-"
-        return f"{value / self.scale:.{self.digits}g}"
+        return fmt_sig(value / self.scale, self.digits)
 
     def error(self) -> str:
-        if self.model is None or self.h200 is None:
+        """The model's relative error, or ``-`` where it is undefined (a value missing, or a
+        measured zero: a short live run can measure no goodput at all)."""
+        if self.model is None or self.h200 is None or self.h200 == 0:
             return "-"
-        return f"{relative_error(self.model, self.h200):+.0%}"
+        return fmt_pct(relative_error(self.model, self.h200), signed=True)
 
     def verdict(self) -> str:
         """The claim's verdict on the H200 value (``-`` without a claim or a value)."""
-        if self.claim is None or self.model is None or self.h200 is None:
+        if self.claim is None or self.model is None or self.h200 is None or self.h200 == 0:
             return "-"
         return self.claim.verdict(self.model, self.h200)
 
