@@ -110,6 +110,33 @@ def test_desktop_hamburger_collapses_and_restores_the_sidebar(open_page):
     assert not restored["hidden"] and restored["left"] >= 0, restored
 
 
+_CONTRAST = r"""(() => {
+  function rgb(s) { const m = s.match(/[\d.]+/g).map(Number); return {r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1}; }
+  function lum(c) { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+                    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); }
+  function background(el) { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+                              if (c.a > 0.5) return c; } return {r: 255, g: 255, b: 255, a: 1}; }
+  const out = [];
+  for (const el of document.querySelectorAll('table.lab-table caption, table.lab-table td, table.lab-table th')) {
+    const fg = rgb(getComputedStyle(el).color), bg = background(el);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    out.push({tag: el.tagName, text: el.textContent.slice(0, 30), ratio: (hi + 0.05) / (lo + 0.05),
+              fg: getComputedStyle(el).color, bg: `rgb(${bg.r},${bg.g},${bg.b})`});
+  }
+  return out;
+})()"""
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_lab_tables_read_at_4_5_to_1_in_both_themes(open_page, dark):
+    """WCAG AA for text: every caption and cell of a lab table against what is behind it."""
+    page, _ = open_page("labs/timing.html", dark=dark)
+    cells = page.evaluate(_CONTRAST)
+    assert cells, "no lab table on the timing lab's page"
+    low = [c for c in cells if c["ratio"] < 4.5]
+    assert not low, f"{len(low)} of {len(cells)} table texts below 4.5:1, e.g. {low[:2]}"
+
+
 def test_dark_mode_switches_and_figures_stay_visible(open_page):
     page, _ = open_page("chapters/performance-models.html", dark=True)
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
