@@ -123,6 +123,6 @@ def setup(app):
     app.connect("doctree-resolved", _term_titles)
     app.connect("build-finished", _drop_fontawesome_js)
     app.add_js_file("mathjax2-shim.js", priority=200)
-    app.add_js_file("book-nav.js", priority=900)  # after the themes' scripts have bound
+    app.add_js_file("book.js", priority=900)  # after the themes' scripts; see its header
     app.add_css_file("book.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -72,12 +72,14 @@ def browser():
 
 @pytest.fixture
 def open_page(browser, base_url):
-    """open_page(path, dark=False, width=1280) -> (page, report) with external requests and
-    errors recorded (``width`` in CSS pixels: 390 is a phone)."""
+    """open_page(path, dark=False, width=1280, reduced_motion=False) -> (page, report) with
+    external requests and errors recorded (``width`` in CSS pixels: 390 is a phone)."""
     opened = []
 
-    def _open(path: str, *, dark: bool = False, wait_ms: int = 1500, width: int = 1280):
+    def _open(path: str, *, dark: bool = False, wait_ms: int = 1500, width: int = 1280,
+              reduced_motion: bool = False):
         page = browser.new_page(viewport={"width": width, "height": 900},
+                                reduced_motion="reduce" if reduced_motion else "no-preference",
                                 color_scheme="dark" if dark else "light")
         report = {"external": [], "errors": [], "http": []}
 

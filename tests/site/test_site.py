@@ -78,7 +78,7 @@ _SIDEBAR = """(() => { const s = document.querySelector('#pst-primary-sidebar');
 
 def test_phone_navigation_opens_and_closes(open_page):
     """At 390 px the visible hamburger opens the contents drawer, Escape closes it, and the
-    contents icon opens the page's outline (the themes bind only a hidden button: book-nav.js)."""
+    contents icon opens the page's outline (the themes bind only a hidden button: _ext/static/book.js)."""
     page, report = open_page("chapters/performance-models.html", width=390)
     assert not report["errors"]
     before = page.evaluate(_SIDEBAR)
@@ -94,6 +94,14 @@ def test_phone_navigation_opens_and_closes(open_page):
     page.locator("button.secondary-toggle:visible").first.click()
     page.wait_for_timeout(300)
     assert page.evaluate(_SIDEBAR)["contents"]
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["motion", "reduced-motion"])
+def test_animations_start_paused_when_the_reader_asks_for_less_motion(open_page, reduce):
+    page, _ = open_page("chapters/performance-models.html", reduced_motion=reduce)
+    paused = page.evaluate("""[...document.querySelectorAll('figure.book-anim svg')]
+        .map(s => s.animationsPaused())""")
+    assert paused and all(p == reduce for p in paused), paused
 
 
 def test_desktop_hamburger_collapses_and_restores_the_sidebar(open_page):

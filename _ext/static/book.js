@@ -1,4 +1,6 @@
-// Make every sidebar toggle work, on phones and on desktops.
+// The book's own behaviour on the site (added by _ext/offline_assets.py after the themes' scripts).
+//
+// 1. Every sidebar toggle works, on phones and on desktops.
 //
 // pydata-sphinx-theme 0.17 and sphinx-book-theme bind their open/close handlers to the first
 // element matching `.primary-toggle` (and `.secondary-toggle`): the navbar's button, which
@@ -21,9 +23,18 @@
       });
     });
   }
+  // 2. Animations respect the reader's "reduce motion" setting: they start paused (a click on
+  //    one still plays it, as the figure's own handler toggles it).
+  function respectReducedMotion() {
+    if (!window.matchMedia || !window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
+    document.querySelectorAll("figure.book-anim svg").forEach(function (svg) {
+      if (svg.pauseAnimations) svg.pauseAnimations();
+    });
+  }
   function init() {
     forward(".primary-toggle");
     forward(".secondary-toggle");
+    respectReducedMotion();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
