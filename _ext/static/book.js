@@ -31,10 +31,40 @@
       if (svg.pauseAnimations) svg.pauseAnimations();
     });
   }
+  // 3. Glossary terms show their definition on a tap, not only as a hover title (touch screens
+  //    never show titles): the first tap opens a small box under the term with the definition
+  //    and a link to the glossary; a second tap on the term follows the link.
+  function glossaryTaps() {
+    var open = null;
+    function close() { if (open) { open.box.remove(); open = null; } }
+    document.querySelectorAll("article a:has(.std-term)[title]").forEach(function (link) {
+      link.addEventListener("click", function (event) {
+        if (open && open.link === link) { close(); return; }  // second tap: follow the link
+        if (event.pointerType !== "touch") return;  // a mouse shows the title and follows
+        event.preventDefault();
+        close();
+        var box = document.createElement("span");
+        box.className = "book-term-box";
+        box.setAttribute("role", "note");
+        box.textContent = link.title + " ";
+        var more = document.createElement("a");
+        more.href = link.href;
+        more.textContent = "Glossary";
+        box.appendChild(more);
+        link.insertAdjacentElement("afterend", box);
+        open = {link: link, box: box};
+      });
+    });
+    document.addEventListener("click", function (event) {
+      if (open && !open.box.contains(event.target) && event.target.closest("a") !== open.link) close();
+    });
+    document.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
+  }
   function init() {
     forward(".primary-toggle");
     forward(".secondary-toggle");
     respectReducedMotion();
+    glossaryTaps();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

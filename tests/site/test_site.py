@@ -104,6 +104,28 @@ def test_animations_start_paused_when_the_reader_asks_for_less_motion(open_page,
     assert paused and all(p == reduce for p in paused), paused
 
 
+def test_a_tap_on_a_glossary_term_shows_its_definition(browser, base_url):
+    """Touch screens never show a title tooltip: a tap opens the definition under the term, a
+    second tap follows the link to the glossary."""
+    context = browser.new_context(viewport={"width": 390, "height": 800}, has_touch=True,
+                                  is_mobile=True)
+    page = context.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base_url) else r.abort())
+    page.goto(f"{base_url}/chapters/performance-models.html", wait_until="load")
+    page.wait_for_timeout(800)
+    term = page.locator("article a:has(.std-term)[title]").first
+    definition = term.get_attribute("title")
+    term.scroll_into_view_if_needed()
+    term.tap()
+    page.wait_for_timeout(300)
+    box = page.locator(".book-term-box")
+    assert box.count() == 1 and definition in box.inner_text()
+    assert "performance-models" in page.url  # the first tap did not navigate
+    term.tap()
+    page.wait_for_url("**/glossary.html*", timeout=5000)
+    context.close()
+
+
 def test_desktop_hamburger_collapses_and_restores_the_sidebar(open_page):
     page, _ = open_page("chapters/performance-models.html", width=1280)
     assert page.evaluate(_SIDEBAR)["left"] >= 0
