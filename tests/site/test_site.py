@@ -126,6 +126,22 @@ def test_a_tap_on_a_glossary_term_shows_its_definition(browser, base_url):
     context.close()
 
 
+@pytest.mark.parametrize("width", [390, 1280])
+def test_one_search_box_and_the_query_clear_of_its_icon(open_page, width):
+    page, _ = open_page("intro.html", width=width)
+    fields = page.locator(".search-button-field:visible, .search-button:visible")
+    assert fields.count() == 1, f"{fields.count()} search boxes at {width} px"
+    fields.first.click()
+    page.wait_for_timeout(300)
+    page.keyboard.type("roofline")
+    clear = page.evaluate("""(() => {
+        const i = document.querySelector('#pst-search-dialog input[name=q]');
+        const icon = document.querySelector('#pst-search-dialog form i, #pst-search-dialog form svg');
+        const r = i.getBoundingClientRect(), q = icon.getBoundingClientRect();
+        return [r.x + parseFloat(getComputedStyle(i).paddingLeft), q.x + q.width]; })()""")
+    assert clear[0] >= clear[1], f"the query starts at x={clear[0]}, under the icon ending at {clear[1]}"
+
+
 def test_desktop_hamburger_collapses_and_restores_the_sidebar(open_page):
     page, _ = open_page("chapters/performance-models.html", width=1280)
     assert page.evaluate(_SIDEBAR)["left"] >= 0
