@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,11 +37,16 @@ kernelspec:
   name: python3
 ---
 
+(sec-demo)=
 # Demo notebook
 
 ```{code-cell} ipython3
+from myst_nb import glue
 print(6 * 7)
+glue("demo_answer", 6 * 7 / 10, display=False)
 ```
+
+The answer is {glue:text}`demo_answer:.2f`, a {term}`demo` number {cite:p}`demo`.
 """
 
 TOC = """format: jb-book
@@ -83,7 +89,9 @@ def _tiny_book(where: Path) -> Path:
     (book / "references.bib").write_text(
         "@misc{demo, title={Demo}, author={A. Author}, year={2026}}\n", encoding="utf-8")
     (book / "_toc.yml").write_text(TOC, encoding="utf-8")
-    (book / "intro.md").write_text("# Tiny book\n\nA page with no code.\n", encoding="utf-8")
+    (book / "intro.md").write_text("# Tiny book\n\nA page with no code.\n\n```{glossary}\n"
+                                   "demo\n  A word for the test.\n```\n\n```{bibliography}\n```\n",
+                                   encoding="utf-8")
     (book / "chapters" / "demo.md").write_text(NOTEBOOK_PAGE, encoding="utf-8")
     # The committed reference notebook beside the page (tools/nb_refs.py writes these).
     jupytext = pytest.importorskip("jupytext")
@@ -149,6 +157,10 @@ def test_download_menu_offers_the_executed_notebook_with_outputs(built, which):
     nb = json.loads((html / "_sources" / "chapters" / "demo.ipynb").read_text(encoding="utf-8"))
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert any("42" in "".join(o.get("text", "")) for o in outputs), outputs
+    # ... and its prose reads as the page does: the glued number, no MyST placeholders.
+    prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "The answer is 4.20, a demo number [demo]." in prose, prose
+    assert "{glue" not in prose and "(sec-demo)=" not in prose
     # The plain page offers its source only.
     assert not any(h.endswith(".ipynb") for h in _hrefs(html / "intro.html"))
     # _ext/offline_assets drops the theme's unused icon script from every written page.
@@ -168,3 +180,32 @@ def test_repository_options_validate_and_pick_providers():
     for bad in ("github.com/o/r", "https://github.com/o", "https://github.com/o/r/tree/main"):
         with pytest.raises(ValueError, match="BOOK_REPOSITORY_URL"):
             links.repository_options({"BOOK_REPOSITORY_URL": bad})
+
+
+def test_resolve_markdown_leaves_no_placeholder_in_a_real_page():
+    """The book's own reference notebook of lesson 1 (282 placeholders on the site's source)."""
+    links = _spec()
+    nb = json.loads((ROOT / "chapters" / "performance-models.ipynb").read_text(encoding="utf-8"))
+    before = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert before.count("{glue:text}") > 100
+    resolved = links.resolve_markdown(nb)
+    prose = "".join("".join(c["source"]) for c in resolved["cells"] if c["cell_type"] == "markdown")
+    for raw in ("{glue", "{term}", "{cite:", "{ref}", "{numref}", "{eq}"):
+        assert raw not in prose, (raw, prose[prose.find(raw) - 80: prose.find(raw) + 80])
+    assert not re.search(r"^\(sec-[\w-]+\)=", prose, re.M)
+    # the glued figure is attached as an image or written as its HTML
+    assert "attachment:pm_fig_roofline.png" in prose or "<svg" in prose or "<img" in prose
+
+
+def test_resolve_markdown_formats_like_myst_nb_and_keeps_unknown_keys_visible():
+    links = _spec()
+    rec = "application/papermill.record/"
+    nb = {"cells": [
+        {"cell_type": "code", "source": "", "outputs": [
+            {"output_type": "display_data", "data": {rec + "text/plain": v},
+             "metadata": {"scrapbook": {"name": k, "mime_prefix": rec}}}
+            for k, v in (("f", "0.12345"), ("s", "'1.2 ms'"), ("i", "7"))]},
+        {"cell_type": "markdown", "source": "{glue:text}`f:.1%` {glue:text}`s` {glue:text}`i:d` "
+                                             "{glue:text}`gone` {ref}`the model <sec-x>` {eq}`eq-a`"}]}
+    out = links.resolve_markdown(nb)["cells"][1]["source"]
+    assert out == "12.3% 1.2 ms 7 `gone` the model equation (eq-a)"
