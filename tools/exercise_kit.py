@@ -19,8 +19,9 @@ that has an exercise cell) and writes a student copy under DIR at the same relat
   it is kept, with its outputs cleared;
 * everything else is kept as the reference run left it, including the grading cells' verdicts
   (``PASS ...``), which nbval compares with what the student's answer earns;
-* ``{glue:text}`` roles in the markdown are replaced by the values the reference run glued, so
-  the exercise texts read as they do in the book.
+* the markdown reads as the book does (:func:`helpers.notebook_prose.resolve_markdown`): the
+  ``{glue:text}`` roles become the values the reference run glued, glued figures images, and
+  terms, references, citations and labels plain text.
 
 A reference notebook older than its page (``tools/nb_refs.py check`` would fail) stops the
 build, unless ``--allow-stale``. A ``kit.json`` manifest lists the notebooks, their exercises and grading cells (numbered as
@@ -52,6 +53,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+from helpers import notebook_prose  # noqa: E402  (the kit runs from a checkout, helpers beside it)
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 MANIFEST = "kit.json"
 PAGE_DIRS = ("chapters", "foundations", "labs", "appendix")
@@ -61,7 +64,6 @@ EXERCISE_RE = re.compile(r"^#\s*Exercise\b")
 PREDICT_RE = re.compile(r"\bthen run\b", re.IGNORECASE)
 VERDICT_RE = re.compile(r"^(PASS|FAIL|INCONCLUSIVE) [^:\n]+:", re.MULTILINE)
 FENCE_RE = re.compile(r"^(\s*)(`{3,}|:{3,})\s*\{([a-z-]+)\}")
-GLUE_RE = re.compile(r"\{glue(?::text)?\}`([^`:]+)(?::([^`]*))?`")
 ANSI_RE = re.compile(r"(?:\x1b|#x1B)\[[0-9;]*[A-Za-z]")  # junit XML writes ESC as "#x1B"
 
 
@@ -222,44 +224,6 @@ def stub_source(source: str) -> str:
     return out + "\n"
 
 
-# --- glue values ----------------------------------------------------------------------------
-
-def glued_values(nb: dict) -> dict[str, str]:
-    """``{key: text/plain repr}`` of everything the reference run glued."""
-    found = {}
-    for cell in nb["cells"]:
-        for out in cell.get("outputs", []):
-            sb = out.get("metadata", {}).get("scrapbook")
-            if not sb:
-                continue
-            prefix = sb.get("mime_prefix", "")
-            text = out.get("data", {}).get(prefix + "text/plain")
-            if text is not None:
-                found[sb["name"]] = "".join(text)
-    return found
-
-
-def _format_glue(text: str, spec: str | None) -> str:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    if spec:
-        try:
-            return format(int(value) if spec.endswith("d") else value, spec)
-        except (ValueError, TypeError):
-            pass
-    return str(value)
-
-
-def substitute_glue(text: str, values: dict[str, str]) -> str:
-    """Replace ``{glue:text}`key:fmt``` roles by the glued value, formatted as the book does."""
-    def repl(m: re.Match) -> str:
-        key, spec = m.group(1), m.group(2)
-        return _format_glue(values[key], spec) if key in values else m.group(0)
-    return GLUE_RE.sub(repl, text)
-
-
 # --- building the student notebook ---------------------------------------------------------------
 
 def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
@@ -270,7 +234,7 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
     ``"predict-then-run"``.
     """
     nb = copy.deepcopy(ref)
-    values = glued_values(ref)
+    values = notebook_prose.glued_values(ref)
     cells: list[dict] = []
     in_solution: set[int] = set()
     state = None
@@ -279,7 +243,7 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
             text, state_after = _strip(_src(cell), state)
             state = state_after
             if text.strip():
-                cell["source"] = substitute_glue(text, values)
+                cell["source"] = text
                 cells.append(cell)
             continue
         if state == "gated" and cell["cell_type"] == "code":
@@ -289,6 +253,8 @@ def student_notebook(ref: dict) -> tuple[dict, list[dict]]:
             in_solution.add(id(cell))
         cells.append(cell)
     nb["cells"] = cells
+    # the prose as the book shows it: glued values, terms and references as text
+    notebook_prose.resolve_markdown(nb, values)
 
     for cell in cells:
         if is_exercise(cell):

@@ -118,9 +118,20 @@ def test_a_gated_solution_is_removed_across_cells():
 
 
 def test_glue_roles_take_the_reference_values():
-    values = {"k_n": "4096", "k_x": "138.9114144653325", "k_s": "'a sentence'"}
+    from helpers.notebook_prose import substitute_glue
+
+    values = {k: {"text/plain": v} for k, v in
+              {"k_n": "4096", "k_x": "138.9114144653325", "k_s": "'a sentence'"}.items()}
     text = "n={glue:text}`k_n:d`, x={glue:text}`k_x:.3g`, s={glue:text}`k_s`, m={glue:text}`missing:.2f`"
-    assert kit.substitute_glue(text, values) == "n=4096, x=139, s=a sentence, m={glue:text}`missing:.2f`"
+    assert substitute_glue(text, values) == "n=4096, x=139, s=a sentence, m={glue:text}`missing:.2f`"
+
+
+def test_a_kit_notebook_has_no_myst_placeholder_left(tmp_path):
+    kit.build(tmp_path, [str(ROOT / "labs" / "timing.md")])
+    nb = json.loads((tmp_path / "labs" / "timing.ipynb").read_text())
+    prose = "".join(src(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    for raw in ("{glue", "{term}", "{ref}", "{cite:", "{numref}"):
+        assert raw not in prose, (raw, prose[prose.find(raw) - 60: prose.find(raw) + 60])
 
 
 # --- generation on the book's pages -------------------------------------------------------------------
@@ -160,7 +171,7 @@ def test_the_timing_lab_kit(tmp_path):
             assert c == r, f"code cell {i} changed"
     md = "\n".join(src(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "{solution" not in md and "{glue:text}" not in md
-    assert "```{exercise}" in md
+    assert "> **Exercise" in md  # the question stays, as a quoted block JupyterLab renders
 
 
 @pytest.mark.parametrize("ref_path", pages_with_exercises(), ids=lambda p: str(p.relative_to(ROOT)))
