@@ -116,6 +116,12 @@ _SKIP_FENCES = {"math", "code-cell", "code-block", "code", "glossary", "bibliogr
 
 def prose_lines(page: Path):
     """Yield (line number, text) of prose: outside code, math, directive options and roles."""
+    for no, _raw, clean in _prose(page):
+        yield no, clean
+
+
+def _prose(page: Path):
+    """Yield (line number, raw line, line with roles, code, math and locators blanked) of prose."""
     lines = page.read_text().splitlines()
     start = 0
     if lines and lines[0].strip() == "---":
@@ -152,7 +158,7 @@ def prose_lines(page: Path):
         clean = re.sub(r"(?i)\b(sections?|secs?\.|tables?|tab\.|figures?|figs?\.|equations?|eqs?\.|"
                        r"chapters?|ch\.|appendix|appendices|app\.|pages?|pp?\.|theorems?|thm\.|"
                        r"corollar(?:y|ies)|lemmas?|definitions?|algorithms?|alg\.|§)\s*[A-Z]?[\d.,–-]*\d", " ", clean)  # locators
-        yield no + 1, clean
+        yield no + 1, lines[no], clean
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if p.exists()], ids=rel)
@@ -164,6 +170,195 @@ def test_numbers_in_prose_are_glued_not_typed(page):
                 hits.append(f"{rel(page)}:{no}: {m.group(0)!r} in: {line.strip()[:100]}")
     assert not hits, ("numbers with units or decimals are typed into the prose; compute them "
                       "in a cell and glue them:\n" + "\n".join(hits))
+
+
+# --- directions next to measured numbers ----------------------------------------------------
+# A sentence that glues a measured value (one glued in a cell tagged nbval-ignore-output: a
+# timing, a rate, anything of this machine) must not also carry a typed direction ("faster",
+# "costs less", "X ns more"): the measurement may come out the other way on the next machine,
+# and the page would then contradict the number beside it (issue 17). The word must come from
+# the data (conditional glue: compute it in the cell and glue it) or the sentence must state
+# both cases. The sentence before a direction counts too, since "The second miss costs less
+# than the first" compares the numbers its predecessor glued. Questions are exempt (a
+# prediction asked of the reader states no result).
+
+_GLUE_CALL = re.compile(r"""\bglue\(\s*f?["']([^"']+)["']""")
+_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)[^`]*`")
+_GLUED = "\x00"  # what a glue role becomes in the typed text, so "{glue} ns more" is seen
+_DIRECTION = re.compile(
+    r"(?i)\b(?:faster|slower|quicker|cheaper|costlier|beats?|beaten|beating|outperform(?:s|ed)?)\b"
+    r"|\b(?:costs?|took|takes|paid|pays|spent|spends)\s+(?:\w+\s+)?(?:more|less)\b"
+    r"|\b(?:more|less|fewer|higher|lower|larger|smaller|longer|shorter|greater)\s+than\b"
+    r"|" + _GLUED + r"\s*(?:[^\s" + _GLUED + r"]+\s+){0,2}?(?:more|less|fewer|higher|lower|longer|shorter)\b")
+_LIST_ITEM = re.compile(r"^\s*(?:[*-]|\d+\.)\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z{*(`$])")
+# A sentence that names both directions ("faster ... or slower") states both cases.
+_BOTH_CASES = [(re.compile(r"(?i)\b(?:faster|quicker|cheaper|beats?)\b"),
+                re.compile(r"(?i)\b(?:slower|costlier|dearer|fell short|falls? short)\b")),
+               (re.compile(r"(?i)\bmore\b"), re.compile(r"(?i)\b(?:less|fewer)\b"))]
+
+# Sentences whose direction is not a measurement's, each with its reason: (page, a piece of
+# the sentence's source) -> why the direction cannot flip with the measurement.
+DIRECTION_ALLOWED: dict[tuple[str, str], str] = {
+    # A general possibility ("can"), followed by the run's outcome as computed glue.
+    ("foundations/containers-and-cgroups.md", "even one thread can get less than a whole CPU"):
+        "states what can happen on a shared machine; the run's outcome is glued after the colon",
+    ("foundations/containers-and-cgroups.md", "falls short of the CPUs allowed, the process got fewer"):
+        "a conditional rule (where ... falls short, ...), true in both cases",
+    # Physics and published behaviour, not this run's measurement.
+    ("foundations/pcie-and-interconnects.md", "copies that fit in the CPU's caches run faster"):
+        "the memory hierarchy's ordering (cache above DRAM), explaining why one line misfits",
+    ("chapters/measurement.md", "a matrix multiplication on zeros runs *faster* than on random data"):
+        "a published GPU result (He et al. 2024, cited in the sentence), not this CPU's run",
+    ("chapters/gpu-architecture.md", "A value above one means the cores have more than one FMA unit"):
+        "a conditional reading of the ratio (above one means ...), true in both cases",
+    ("chapters/measurement.md", "so only a buffer larger than that would send the sum to main memory"):
+        "a rule about cache sizes (a flush must exceed the level it empties)",
+    ("chapters/measurement.md", "A buffer smaller than the second-level cache"):
+        "a rule about cache sizes (a buffer smaller than a level cannot evict it)",
+    ("chapters/measurement.md", "A clock cannot time what is shorter than its resolution"):
+        "a property of clocks; the glued error is this run's illustration of it",
+    # True by construction of the statistic or the threshold.
+    ("chapters/measurement.md", "two reads in a row never differ by less than"):
+        "the glued resolution is the smallest difference observed, so none is less by definition",
+    ("chapters/measurement.md", "No repetition ran faster than"):
+        "the glued value is the minimum of the repetitions, so none ran faster by definition",
+    ("chapters/measurement.md", "one repetition in a hundred was slower"):
+        "the definition of the 99th percentile",
+    ("chapters/measurement.md", "we switch only if the fused version is faster by at least"):
+        "a decision rule stated before measuring; the glued number is the threshold",
+    ("chapters/profiling.md", "so nested operators are not counted twice"):
+        "'longer than' names the reader's gap threshold, a definition, not a comparison of results",
+    ("chapters/profiling.md", "Shaded: idle gaps longer than"):
+        "the gaps shown are selected by the threshold, so longer by definition",
+    ("chapters/profiling.md", "idle gaps longer than"):
+        "the gaps counted are selected by the threshold, so longer by definition",
+    ("chapters/profiling.md", "When kernels are shorter than their launches the step is launch-bound"):
+        "a conditional rule (the roofline of launches); the verdict itself is glued",
+    # Lab pages are other helpers' (issue 17, item 4): listed in the probes report.
+    ("labs/launch-overhead.md", "longest chain's work"):
+        "TODO lab helper: the batched speedup's 'faster' is typed beside a measured ratio",
+    ("labs/launch-overhead.md", "Batching the work into one kernel removes the launches"):
+        "TODO lab helper: 'times faster here' is typed beside a measured ratio",
+    ("labs/launch-overhead.md", "the host is still the slower stage"):
+        "TODO lab helper: 'the slower stage' follows a measured prediction's sentence",
+    ("labs/gemm.md", "so the measurement tends to beat the prediction a little"):
+        "TODO lab helper: the predict-then-measure solution's direction is typed, as chapters/gemm.md's was",
+    ("labs/collectives.md", "the measurement is usually slower than that"):
+        "TODO lab helper: 'usually slower' is typed next to a measured prediction",
+}
+
+
+def measured_glue_keys(page: Path) -> set[str]:
+    """Keys glued in cells tagged nbval-ignore-output (machine-dependent by the page's own
+    policy); an f-string key's fields become ``*`` wildcards."""
+    keys = set()
+    for cell in cells(page):
+        if cell.cell_type == "code" and "nbval-ignore-output" in cell.metadata.get("tags", []):
+            keys.update(re.sub(r"\{[^}]*\}", "*", m.group(1)) for m in _GLUE_CALL.finditer(cell.source))
+    return keys
+
+
+def prose_sentences(page: Path):
+    """Yield (line number of its paragraph, sentence source) for every prose sentence, a
+    paragraph or list item at a time (roles kept, so glue keys can be read)."""
+    block: list[tuple[int, str]] = []
+
+    def flush():
+        if block:
+            text = " ".join(raw.strip() for _, raw in block)
+            for s in _SENTENCE_END.split(text):
+                yield block[0][0], s
+            block.clear()
+
+    last = None
+    for no, raw, _clean in _prose(page):
+        if not raw.strip() or _LIST_ITEM.match(raw) or (last is not None and no != last + 1):
+            yield from flush()
+        if raw.strip():
+            block.append((no, raw))
+        last = no
+    yield from flush()
+
+
+def direction_hits(page: Path) -> list[tuple[int, str, list[str], list[str]]]:
+    """(line, sentence, direction words, measured keys) for each typed direction next to a
+    measured glue on ``page``."""
+    import fnmatch
+
+    keys = measured_glue_keys(page)
+    if not keys:
+        return []
+    hits, prev = [], (None, "")
+    for no, sentence in prose_sentences(page):
+        context = sentence if prev[0] != no else prev[1] + " " + sentence
+        prev = (no, sentence)
+        if sentence.rstrip().endswith("?"):
+            continue
+        measured = [k for k in _GLUE_ROLE.findall(context)
+                    if any(fnmatch.fnmatchcase(k, pat) for pat in keys)]
+        if not measured:
+            continue
+        typed = re.sub(r"\{[\w:-]+\}`[^`]*`", _GLUED, sentence)
+        typed = re.sub(r"`[^`]*`|\$[^$]+\$", " ", typed)
+        words = [m.group(0).replace(_GLUED, "{glue}") for m in _DIRECTION.finditer(typed)]
+        if words and any(up.search(typed) and down.search(typed) for up, down in _BOTH_CASES):
+            continue  # both cases stated
+        if words:
+            hits.append((no, sentence, words, measured))
+    return hits
+
+
+def _allowed(page: Path, sentence: str) -> bool:
+    return any(page_rel == rel(page) and piece in sentence for page_rel, piece in DIRECTION_ALLOWED)
+
+
+DIRECTION_PAGES = [p for p in NOTEBOOKS if p.parent.name in ("chapters", "foundations", "labs")]
+
+
+@pytest.mark.parametrize("page", DIRECTION_PAGES, ids=rel)
+def test_directions_next_to_measured_numbers_are_computed(page):
+    bad = [f"{rel(page)}:{no}: typed {words} beside measured {measured[:3]}: {s[:140]}"
+           for no, s, words, measured in direction_hits(page) if not _allowed(page, s)]
+    assert not bad, ("a typed direction sits in the sentence of a measured number (or right "
+                     "after it); glue the word from the data or state both cases:\n"
+                     + "\n".join(bad))
+
+
+def test_every_allowed_direction_still_exists():
+    """An allow-list entry whose sentence is gone, or no longer flagged, is removed, so the
+    list cannot hide a new sentence that happens to share its words."""
+    flagged = {rel(p): [s for _, s, _, _ in direction_hits(p)] for p in DIRECTION_PAGES}
+    stale = [(page, piece) for page, piece in DIRECTION_ALLOWED
+             if not any(piece in s for s in flagged.get(page, []))]
+    assert not stale, f"allow-list entries that match no flagged sentence: {stale}"
+
+
+def test_the_direction_check_finds_a_contradiction():
+    """The check reads a sentence like the ones issue 17 found (a clamped difference printed as
+    'costs about 0.001 ns more', 'makes a second load cheaper' beside a ratio below one, a
+    comparison in the sentence after the numbers) and passes the computed and both-case forms."""
+    import tempfile
+
+    body = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+            "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+            "```{code-cell} ipython3\n:tags: [remove-cell, nbval-ignore-output]\n\n"
+            "glue('x_ns', 1.0)\nglue('x_word', 'more')\n```\n\n"
+            "```{code-cell} ipython3\n:tags: [remove-cell]\n\nglue('y_spec', 2.0)\n```\n\n")
+    cases = {
+        "A load costs about {glue:text}`x_ns:.3g` ns more.": 1,
+        "The cache makes it cheaper: a cold read took {glue:text}`x_ns:.3g` times a warm one.": 1,
+        "A step cost {glue:text}`x_ns:.3g` ns. The second miss costs less than the first.": 1,
+        "A load costs {glue:text}`x_ns:.3g` ns, {glue:text}`x_word` than a hit.": 0,
+        "The spec's {glue:text}`y_spec:.3g` ns is more than a hit.": 0,
+        "Will a load cost more than {glue:text}`x_ns:.3g` ns?": 0,
+        "It can run faster or slower; it took {glue:text}`x_ns:.3g` ns.": 0,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for prose, want in cases.items():
+            page = Path(tmp) / "page.md"
+            page.write_text(body + prose + "\n")
+            assert len(direction_hits(page)) == want, prose
 
 
 # --- equations and lesson elements ------------------------------------------------------------

@@ -196,3 +196,94 @@ def test_published_nim_latencies_sit_above_the_bounds():
                                              peak_flop_per_s=peak, hbm_bytes_per_s=bw)
     assert step < 0.01858 < 2 * step  # between 50 % and 100 % of the bandwidth bound
     assert prefill < 0.40677 < 3 * prefill
+
+
+# --- capacity with the prefill's GPU time (issue 17) -------------------------------------------
+
+@given(b=st.integers(1, 512), pre=st.floats(0.0, 2.0), step=st.floats(1e-4, 0.2),
+       n=st.integers(2, 2000))
+@settings(max_examples=80, deadline=None)
+def test_gpu_time_rate_limits_and_the_slot_bound(b, pre, step, n):
+    lam = inf.gpu_time_request_rate_per_s(b, pre, step, n)
+    slots = inf.sustainable_request_rate_per_s(b, pre, step, n)
+    assert lam <= slots * (1 + 1e-12)                 # never above the slots' bound
+    assert lam * (pre + (n - 1) * step / b) == pytest.approx(1.0)   # the GPU is busy all the time
+    if b == 1:
+        assert lam == pytest.approx(slots)            # one slot: the two bounds agree
+    # more slots never lower it; with no prefill it scales with the batch
+    assert inf.gpu_time_request_rate_per_s(2 * b, pre, step, n) >= lam * (1 - 1e-12)
+    assert inf.gpu_time_request_rate_per_s(b, 0.0, step, n) == pytest.approx(b / ((n - 1) * step))
+
+
+def test_gpu_time_rate_single_token_and_huge_batch():
+    assert inf.gpu_time_request_rate_per_s(8, 0.05, 0.01, 1) == pytest.approx(1 / 0.05)
+    # a huge batch amortises the decode: only the prefill is left
+    assert inf.gpu_time_request_rate_per_s(10**7, 0.05, 0.01, 100) == pytest.approx(1 / 0.05, rel=1e-3)
+    with pytest.raises(ValueError, match="prefill_s"):
+        inf.gpu_time_request_rate_per_s(8, 0.0, 0.01, 1)
+
+
+def _sim_ttft(rate, step_model, *, prompt, out, batch, n=400, seed=3):
+    """Open-loop oracle: Poisson arrivals into the serving simulator; the median TTFT of the
+    first and the last quarter of the requests, and the run's Little's-law quantities."""
+    import numpy as np
+
+    from helpers.sim import serving, workload
+
+    trace = workload.poisson_trace(rate, n, prompt_len=workload.fixed(prompt),
+                                   output_len=workload.fixed(out), seed=seed)
+    res = serving.simulate(trace, "continuous", step_model, num_blocks=4096, block_size=16,
+                           max_batch=batch, token_budget=prompt + batch)
+    reqs = sorted(res["requests"], key=lambda r: r["arrival_s"])
+    ttft = np.array([r["token_times_s"][0] - r["arrival_s"] for r in reqs])
+    q = serving.as_queue_trace(res, warmup=n // 10)
+    return float(np.median(ttft[: n // 4])), float(np.median(ttft[-n // 4:])), q
+
+
+def test_gpu_time_rate_against_a_saturated_simulation():
+    """Oracle: the serving simulator with a step-time model c0 + c_d n_decode + c_p n_prefill,
+    every request waiting from the start (the server saturated). The completions per second in
+    the middle half of the run are the capacity: the prefill-aware bound predicts them within
+    3 %, while the slots' bound B/E overstates them by far (it counts each prefill once)."""
+    import numpy as np
+
+    from helpers.sim import serving, workload
+
+    sm = serving.StepModel(1e-3, 2e-5, 2e-5)
+    for prompt, out, batch in ((256, 64, 16), (1024, 256, 64)):
+        trace = workload.batch_trace(600, prompt_len=workload.fixed(prompt),
+                                     output_len=workload.fixed(out))
+        res = serving.simulate(trace, "continuous", sm, num_blocks=8192, block_size=16,
+                               max_batch=batch, token_budget=prompt + batch)
+        done = np.sort([r["token_times_s"][-1] for r in res["requests"]])
+        q1, q3 = len(done) // 4, 3 * len(done) // 4
+        measured = (q3 - q1) / (done[q3] - done[q1])
+        t_pre, t_step = prompt * sm.per_prefill_token_s, sm(batch, 0)
+        lam = inf.gpu_time_request_rate_per_s(batch, t_pre, t_step, out)
+        assert measured == pytest.approx(lam, rel=0.03)
+        assert inf.sustainable_request_rate_per_s(batch, t_pre, t_step, out) > 1.5 * measured
+
+
+def test_below_the_gpu_time_rate_the_open_loop_queue_stays_short():
+    """Offered 85 % of the prefill-aware bound as Poisson arrivals, the last quarter's median
+    TTFT stays within a few times the first quarter's: the queue does not grow."""
+    from helpers.sim.serving import StepModel
+
+    sm = StepModel(1e-3, 2e-5, 2e-5)
+    lam = inf.gpu_time_request_rate_per_s(16, 256 * 2e-5, sm(16, 0), 64)
+    first, last, _ = _sim_ttft(0.85 * lam, sm, prompt=256, out=64, batch=16)
+    assert last < 3 * first + 0.02
+
+
+def test_littles_law_holds_in_an_open_loop_simulation():
+    """L (time-averaged requests present), lambda (arrivals counted) and W (mean end-to-end
+    time) measured independently from one simulated open-loop run satisfy L = lambda W; a
+    simulator that lost requests or stamped tokens out of order would break it."""
+    from helpers.sim.serving import StepModel
+
+    sm = StepModel(1e-3, 2e-5, 2e-5)
+    lam = inf.gpu_time_request_rate_per_s(16, 256 * 2e-5, sm(16, 0), 64)
+    _, _, q = _sim_ttft(0.7 * lam, sm, prompt=256, out=64, batch=16)
+    L, rate, w = q.mean_number_in_system(), q.arrival_rate_per_s(), q.mean_time_in_system_s()
+    assert L == pytest.approx(rate * w, rel=0.03)
+    assert rate == pytest.approx(0.7 * lam, rel=0.15)

@@ -36,7 +36,7 @@ from . import _checks
 __all__ = ["request_latencies", "e2e_latency_s", "trace_metrics", "PERCENTILES",
            "kv_budget_bytes", "max_cached_tokens", "max_concurrent_requests",
            "prefill_time_lower_bound_s", "decode_step_time_bound_s", "ttft_lower_bound_s",
-           "sustainable_request_rate_per_s"]
+           "sustainable_request_rate_per_s", "gpu_time_request_rate_per_s"]
 
 #: The percentiles :func:`trace_metrics` reports.
 PERCENTILES = (50.0, 90.0, 99.0)
@@ -481,3 +481,63 @@ def sustainable_request_rate_per_s(concurrency: int, ttft_s: float, tpot_s: floa
     """
     e2e = e2e_latency_s(ttft_s, tpot_s, n_output_tokens)
     return queueing.little_arrival_rate_per_s(positive_int("concurrency", concurrency), e2e)
+
+
+def gpu_time_request_rate_per_s(batch: int, prefill_s: float, step_s: float,
+                                n_output_tokens: int) -> float:
+    r"""Most requests per second one GPU can serve, counting its time spent in prefill (1/s).
+
+    Prefills and decode steps share the GPU: while a new request's prompt runs, the other
+    sequences of the batch do not advance. Each request costs the GPU its prefill and a
+    :math:`1/B` share of the :math:`n - 1` decode steps that emit its later tokens, so the GPU
+    keeps up with at most
+
+    .. math:: \lambda_{\max} = \frac{1}{T_{\text{prefill}} + (n - 1)\,T_{\text{step}}(B) / B}
+              = \frac{B}{B\,T_{\text{prefill}} + (n - 1)\,T_{\text{step}}(B)}
+              (the page labels this eq-im-capacity-gpu)
+
+    requests per second. It is never above :func:`sustainable_request_rate_per_s` with
+    :math:`\mathrm{TTFT} = T_{\text{prefill}}` (the slots' bound, which counts each prefill
+    once, for its own request, instead of once for every slot it stalls); the two agree
+    at :math:`B = 1`.
+
+    Parameters
+    ----------
+    batch : int
+        :math:`B`, sequences decoded together when the server is saturated (>= 1).
+    prefill_s : float
+        :math:`T_{\text{prefill}}`, GPU time of one request's prefill (s, >= 0).
+    step_s : float
+        :math:`T_{\text{step}}(B)`, time of one decode step of the full batch (s, > 0).
+    n_output_tokens : int
+        :math:`n`, tokens per answer (>= 1); the first comes from the prefill.
+
+    Assumptions
+    -----------
+    Prefill and decode do not overlap on the GPU (each step's time is its prefill work plus
+    its decode work, as in a step-time model :math:`c_0 + c_d n_{\text{decode}} +
+    c_p n_{\text{prefill}}`), the batch stays full at saturation, and every request has the
+    same prompt and answer length. Chunked prefill (Sarathi-Serve) spreads the prefill over
+    steps but does not remove its GPU time; disaggregated serving (DistServe) moves it to
+    other GPUs, where this bound applies to each pool separately.
+
+    References
+    ----------
+    Agrawal et al. (2024), "Taming Throughput-Latency Tradeoff in LLM Inference with
+    Sarathi-Serve", OSDI, section 2 (prefills stall the decodes of the running batch);
+    Zhong et al. (2024), "DistServe", OSDI, section 2.2 (prefill-decode interference).
+
+    >>> round(gpu_time_request_rate_per_s(64, 0.016, 0.005, 256), 1)
+    27.8
+    >>> gpu_time_request_rate_per_s(1, 0.2, 0.02, 201) == sustainable_request_rate_per_s(1, 0.2, 0.02, 201)
+    True
+    """
+    b = positive_int("batch", batch)
+    t_pre = positive("prefill_s", prefill_s, allow_zero=True)
+    t_step = positive("step_s", step_s)
+    n = positive_int("n_output_tokens", n_output_tokens)
+    per_request_s = t_pre + (n - 1) * t_step / b
+    if per_request_s <= 0:
+        raise ValueError("prefill_s must be > 0 when n_output_tokens is 1 (a request that costs "
+                         f"no GPU time has no finite rate), got prefill_s={prefill_s!r}")
+    return 1.0 / per_request_s

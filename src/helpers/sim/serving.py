@@ -33,8 +33,8 @@ from ..serving.paged import BlockAllocator, BlockTable
 from ..serving.scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                                  check_request_fields, check_request_fits, check_request_ids)
 
-__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "SCHEDULERS",
-           "ALLOCATORS"]
+__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "as_queue_trace",
+           "SCHEDULERS", "ALLOCATORS"]
 
 ALLOCATORS = ("paged", "contiguous")
 
@@ -251,3 +251,31 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     return {"scheduler": scheduler, "allocator": allocator, "requests": reqs, "steps": steps,
             "memory": memory, "makespan_s": now,
             "peak_reserved_tokens": max((m["reserved_tokens"] for m in memory), default=0)}
+
+
+def as_queue_trace(result: dict, *, warmup: int = 0):
+    """A :func:`simulate` result as a :class:`helpers.sim.queue.QueueTrace`: each request's
+    arrival, first token (the end of its wait) and last token (its departure), in arrival order.
+
+    Its methods then measure Little's three quantities independently over the window from the
+    first counted arrival to the last: ``mean_number_in_system()`` (L, the time average of the
+    requests present), ``arrival_rate_per_s()`` (lambda, arrivals counted) and
+    ``mean_time_in_system_s()`` (W, the mean of each request's end-to-end time).
+
+    >>> from helpers.sim.workload import poisson_trace, fixed
+    >>> out = simulate(poisson_trace(50.0, 200, prompt_len=fixed(4), output_len=fixed(3), seed=0),
+    ...                "continuous", StepModel(1e-3, 0.0, 0.0), num_blocks=64, block_size=4)
+    >>> q = as_queue_trace(out, warmup=20)
+    >>> abs(q.mean_number_in_system() / (q.arrival_rate_per_s() * q.mean_time_in_system_s()) - 1) < 0.05
+    True
+    """
+    from .queue import QueueTrace
+
+    reqs = sorted(result["requests"], key=lambda r: (r["arrival_s"], r["id"]))
+    warmup = positive_int("warmup", warmup, minimum=0)
+    if warmup >= len(reqs) - 1:
+        raise ValueError(f"warmup must leave at least two requests, got {warmup} of {len(reqs)}")
+    arrival = np.array([r["arrival_s"] for r in reqs], dtype=float)
+    first = np.array([r["token_times_s"][0] for r in reqs], dtype=float)
+    last = np.array([r["token_times_s"][-1] for r in reqs], dtype=float)
+    return QueueTrace(arrival, first, last, warmup)
