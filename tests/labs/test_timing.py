@@ -6,6 +6,7 @@ import pytest
 
 from helpers import specs
 from helpers.labs import timing
+from helpers.labs.analysis import timing as view
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_toy_stream_shows_the_host_timer_lying(result):
 def test_predictions_put_the_big_matmul_on_the_compute_roof():
     sizes = {"matmul": dict(flop=2 * 8192**3, bytes=3 * 8192**2 * 2.0),
              "copy": dict(flop=0.0, bytes=2 * 2**30)}
-    pred = timing.predicted_times_s(sizes, specs.H200_SXM, "bf16")
+    pred = view.predicted_times_s(sizes, specs.H200_SXM, "bf16")
     assert pred["matmul"] == pytest.approx(2 * 8192**3 / specs.H200_SXM.peak_flop_per_s("bf16"))
     assert pred["copy"] == pytest.approx(2 * 2**30 / specs.H200_SXM.hbm_bytes_per_s)
 

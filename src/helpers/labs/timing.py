@@ -22,7 +22,7 @@ warm-up is needed. On a CPU there are no events and no asynchrony in torch, so t
 times the same operations on the CPU and uses :class:`~helpers.bench.ToyStream` to show what
 asynchrony does to a host timer.
 
-Page: ``labs/timing.md``. Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
+Page: ``labs/timing.md`` (its tables and numbers: :mod:`helpers.labs.analysis.timing`). Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import statistics
 import time
 from typing import Callable
 
-from helpers import specs
 from helpers.bench import CacheFlusher, matches, sync
 from helpers.bench.timing import timer_resolution_s
 from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
@@ -41,8 +40,7 @@ from helpers.labs.grading import Verdict
 from helpers.models import roofline
 
 __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asynchrony", "run", "grade_timer",
-           "predicted_times_s", "method_times_s", "bounds_s", "reference_or_none", "OPERATIONS",
-           "main"]
+           "reference_or_none", "OPERATIONS", "main"]
 
 #: The lab's record: its page, size table and the ``bench`` budget (fixed-count methods aside).
 LAB = core.Lab(
@@ -191,16 +189,6 @@ def toy_asynchrony(kernel_s: float = 0.02, n_reps: int = 5) -> dict:
             **{k: statistics.median(r[k] for r in rows) for k in rows[0]}}
 
 
-def predicted_times_s(ops: dict, gpu: specs.GPUSpec, precision: str) -> dict:
-    """The roofline lower bound of each operation's time on ``gpu`` (seconds)."""
-    out = {}
-    for name, op in ops.items():
-        peak = gpu.peak_flop_per_s(precision if name == "matmul" else "fp32")
-        out[name] = roofline.kernel_time_lower_bound_s(max(op["flop"], 1.0), op["bytes"], peak,
-                                                      gpu.hbm_bytes_per_s)
-    return out
-
-
 def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
@@ -240,42 +228,6 @@ def run(device: str | None = None) -> dict:
     if not device.startswith("cuda"):
         m["toy_stream"] = toy_asynchrony()
     return result
-
-
-def method_times_s(result: dict) -> dict:
-    """``{operation: {method_s: seconds or None}}`` from a result file, for tables and plots."""
-    out = {}
-    for name in OPERATIONS:
-        e = result["measurements"][name]
-        out[name] = {"host_no_sync_s": e["host_no_sync_s"], "host_sync_s": e["host_sync_s"],
-                     "events_s": e["events_s"], "bench_s": e["bench"]["median_s"],
-                     "backlogged_s": e.get("backlogged_s")}
-    return out
-
-
-def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
-    """Roofline lower bound of each operation of ``result`` on ``gpu`` (seconds)."""
-    m = result["measurements"]
-    precision = {"float32": "fp32", "bfloat16": "bf16"}[m["matmul"]["dtype"]]
-    return predicted_times_s({k: m[k] for k in OPERATIONS}, gpu, precision)
-
-
-def comparison_rows(ref: dict | None, mine: dict | None = None,
-                    gpu: specs.GPUSpec = specs.H200_SXM) -> list:
-    """Rows of the lab's table: each operation's roofline bound on ``gpu`` (the model), the
-    H200's ``bench()`` median and the reader's (None where absent)."""
-    from helpers.labs.report import Row
-
-    basis = ref if ref is not None else mine
-    if basis is None:
-        return []
-    bounds = bounds_s(basis, gpu)
-    ref_t = method_times_s(ref) if ref is not None else {}
-    mine_t = method_times_s(mine) if mine is not None else {}
-    return [Row(f"{op.replace('_', ' ')}: time", "µs", 1e-6, model=bounds[op],
-                h200=ref_t[op]["bench_s"] if ref_t else None,
-                yours=mine_t[op]["bench_s"] if mine_t else None)
-            for op in OPERATIONS]
 
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
