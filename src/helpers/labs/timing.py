@@ -37,6 +37,7 @@ from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
+from helpers.labs.report import Claim
 from helpers.models import roofline
 
 __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asynchrony", "run", "grade_timer",
@@ -49,7 +50,45 @@ LAB = core.Lab(
            "copy_elems": (1 << 20, 1 << 28),  # 4 MiB or 1 GiB of float32
            "l2_elems": (1 << 14, 1 << 22),  # 64 KiB or 16 MiB of float32: src+dst fit in L2
            "n_reps": (15, 50)},
-    budget_s=(0.2, 1.0), warmup_s=(0.05, 0.05))
+    budget_s=(0.2, 1.0), warmup_s=(0.05, 0.05),
+    claims=(
+        Claim("roofline_time", "an operation's bench() median (the L2-sized copy after a flush)",
+              "bound", model="helpers.models.roofline.kernel_time_lower_bound_s",
+              ceilings="datasheet dense peak (bf16 for the matrix product, fp32 otherwise) and "
+                       "HBM bandwidth (helpers.specs.H200_SXM)",
+              limit="lower",
+              why="no kernel does its FLOP faster than the peak rate or moves its bytes faster "
+                  "than HBM; the L2-sized copy is held to it only after a flush, since a warm "
+                  "L2 serves its bytes faster than HBM"),
+        Claim("sync_host_timer", "a long kernel timed by the host with a synchronize",
+              "prediction", model="helpers.models.launch.serial_time_s",
+              ceilings="measured in the same run: the kernel's bench() median, and the fixed "
+                       "cost of launch plus synchronize (the tiny add's synchronized host time "
+                       "less its device time with the queue kept full)",
+              tolerance=0.05,
+              why="the timer adds one launch and one synchronize to the kernel's device time; "
+                  "the fixed cost (about 1% of the copy) is taken from another kernel, and the "
+                  "50 host-timed calls run after bench(), so a clock that drifts by the matrix "
+                  "product's p20-p80 spread (3.5% on the H200) moves them apart: 5%"),
+        Claim("event_pair", "a long kernel timed by one pair of events on an idle GPU",
+              "prediction", model="helpers.models.launch.serial_time_s",
+              ceilings="measured in the same run: the kernel's bench() median, and the fixed "
+                       "cost of one event pair on an idle GPU (the tiny add's single-pair time "
+                       "less its device time with the queue kept full)",
+              tolerance=0.05,
+              why="the pair brackets the kernel and the start of its launch; the fixed cost is "
+                  "taken from another kernel, and the pairs run after bench(), so clock drift "
+                  "of the matrix product's p20-p80 spread (3.5% on the H200) separates them: 5%"),
+        Claim("launch_bound_bench", "bench()'s median of a kernel far shorter than its launch",
+              "prediction", model="helpers.models.launch.eager_time_s",
+              ceilings="measured in the same run: the host's time to call the operation (host "
+                       "timer, no synchronize) and the kernel's device time (queue kept full)",
+              tolerance=0.10,
+              why="back-to-back repetitions are paced by the slower of host and device "
+                  "(max(t_l, t_k)); left out: bench() also records two events per repetition, "
+                  "and the host-timed calls each follow a synchronize, terms of a microsecond "
+                  "beside a launch of about ten: 10%"),
+    ))
 METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
 OPERATIONS = ("matmul", "copy", "tiny_add", "l2_copy")
 

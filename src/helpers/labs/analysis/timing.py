@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from helpers import specs
 from helpers.labs.timing import LAB, OPERATIONS
-from helpers.models import roofline
+from helpers.models import launch, roofline
 
-__all__ = ["predicted_times_s", "method_times_s", "bounds_s", "comparison_rows"]
+__all__ = ["predicted_times_s", "method_times_s", "bounds_s", "fixed_costs_s", "predictions_s",
+           "comparison_rows", "LONG_FACTOR", "LAUNCH_BOUND_FRACTION"]
 
 
 def predicted_times_s(ops: dict, gpu: specs.GPUSpec, precision: str) -> dict:
@@ -48,19 +49,96 @@ def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
     return predicted_times_s({k: m[k] for k in OPERATIONS}, gpu, precision)
 
 
+#: A kernel is "long" for the fixed-cost predictions when its bench() median is at least this
+#: many times the fixed cost the prediction adds (launch and synchronize, or an event pair).
+LONG_FACTOR = 10.0
+#: A kernel is launch-bound for :func:`~helpers.models.launch.eager_time_s` when its device
+#: time (queue kept full) is at most this fraction of the host's time to call it.
+LAUNCH_BOUND_FRACTION = 0.5
+
+
+def fixed_costs_s(result: dict) -> dict | None:
+    """The fixed costs a timing method adds to a kernel, measured on the tiny add (seconds).
+
+    ``sync``: its synchronized host time less its device time with the queue kept full (one
+    launch and one synchronize); ``event_pair``: its single event pair less the same device
+    time. None for a run without events (a CPU) or where a difference is not positive.
+    """
+    tiny = result["measurements"]["tiny_add"]
+    device_s = tiny.get("backlogged_s")
+    if device_s is None or tiny.get("events_s") is None:
+        return None
+    out = {"device_s": device_s, "sync": tiny["host_sync_s"] - device_s,
+           "event_pair": tiny["events_s"] - device_s}
+    return out if out["sync"] > 0 and out["event_pair"] > 0 else None
+
+
+def predictions_s(result: dict) -> dict:
+    """``{(claim key, operation): predicted seconds}`` for the operations in each claim's domain.
+
+    ``sync_host_timer`` and ``event_pair``: :func:`helpers.models.launch.serial_time_s` of one
+    kernel, its launch cost the fixed cost of :func:`fixed_costs_s` and its device time the
+    bench() median, for kernels at least :data:`LONG_FACTOR` times that cost;
+    ``launch_bound_bench``: :func:`helpers.models.launch.eager_time_s` of one kernel, the host's
+    unsynchronized call time against the device time with the queue kept full, for kernels at
+    most :data:`LAUNCH_BOUND_FRACTION` of their call time.
+    """
+    fixed = fixed_costs_s(result)
+    if fixed is None:
+        return {}
+    out = {}
+    for op in OPERATIONS:
+        e = result["measurements"][op]
+        bench_s = e["bench"]["median_s"]
+        for key, cost in (("sync_host_timer", fixed["sync"]), ("event_pair", fixed["event_pair"])):
+            if bench_s >= LONG_FACTOR * cost:
+                out[key, op] = launch.serial_time_s(1, cost, bench_s)
+        device_s = e.get("backlogged_s")
+        if device_s is not None and device_s <= LAUNCH_BOUND_FRACTION * e["host_no_sync_s"]:
+            out["launch_bound_bench", op] = launch.eager_time_s(1, e["host_no_sync_s"], device_s)
+    return out
+
+
+#: What each prediction is compared with: the method's entry in a result's operation.
+_MEASURED = {"sync_host_timer": ("host timer + sync", lambda e: e["host_sync_s"]),
+             "event_pair": ("one pair of events", lambda e: e["events_s"]),
+             "launch_bound_bench": ("bench() median", lambda e: e["bench"]["median_s"])}
+
+
+def _bounded_s(entry: dict, op: str) -> float:
+    """The measurement the roofline bounds: bench()'s median, after a flush for the L2 copy."""
+    return (entry["bench_flushed"] if op == "l2_copy" else entry["bench"])["median_s"]
+
+
 def comparison_rows(ref: dict | None, mine: dict | None = None,
                     gpu: specs.GPUSpec = specs.H200_SXM) -> list:
-    """Rows of the lab's table: each operation's roofline bound on ``gpu`` (the model), the
-    H200's ``bench()`` median and the reader's (None where absent)."""
+    """Rows of the lab's table: each operation's roofline bound on ``gpu`` against its bench()
+    median (the L2-sized copy's after a flush), then the predictions of :func:`predictions_s`
+    against the method they predict; the H200's values and the reader's (None where absent).
+
+    The model values are computed from ``ref`` (from ``mine`` when there is no reference).
+    """
     from helpers.labs.report import Row
 
     basis = ref if ref is not None else mine
     if basis is None:
         return []
+
+    def value(result, op, get):
+        if result is None:
+            return None
+        return get(result["measurements"][op])
+
     bounds = bounds_s(basis, gpu)
-    ref_t = method_times_s(ref) if ref is not None else {}
-    mine_t = method_times_s(mine) if mine is not None else {}
-    return [Row(f"{op.replace('_', ' ')}: time", "µs", 1e-6, model=bounds[op],
-                h200=ref_t[op]["bench_s"] if ref_t else None,
-                yours=mine_t[op]["bench_s"] if mine_t else None)
+    rows = [Row(f"{op.replace('_', ' ')}{', L2 flushed' if op == 'l2_copy' else ''}: bench() time",
+                "µs", 1e-6, model=bounds[op],
+                h200=value(ref, op, lambda e, op=op: _bounded_s(e, op)),
+                yours=value(mine, op, lambda e, op=op: _bounded_s(e, op)),
+                claim=LAB.claim("roofline_time"))
             for op in OPERATIONS]
+    for (key, op), predicted in predictions_s(basis).items():
+        what, get = _MEASURED[key]
+        rows.append(Row(f"{op.replace('_', ' ')}: {what}", "µs", 1e-6, model=predicted,
+                        h200=value(ref, op, get), yours=value(mine, op, get),
+                        claim=LAB.claim(key)))
+    return rows
