@@ -7,6 +7,7 @@ import torch
 
 from helpers.bench import has_cuda
 from helpers.labs import launch_overhead as lab
+from helpers.labs.analysis import launch_overhead as view
 from helpers.labs.core import load_result, save_result
 from helpers.kernels import launch_overhead as kern
 from helpers.models import launch
@@ -146,7 +147,7 @@ def test_comparison_rows_and_prose_numbers(cpu_result):
     ref = _synthetic(cpu_result)
     f = ref["measurements"]["fits"]
     assert f["kernel_in_graph_s"] == pytest.approx(1.5e-6) and f["graph_launch_s"] == pytest.approx(4e-6)
-    rows = {r.quantity.split(",")[0]: r for r in lab.comparison_rows(ref, cpu_result, 4e12)}
+    rows = {r.quantity.split(",")[0]: r for r in view.comparison_rows(ref, cpu_result, 4e12)}
     eager = rows["time per kernel"]
     assert eager.model == pytest.approx(5e-6) and eager.h200 == pytest.approx(5e-6)
     assert eager.yours == pytest.approx(cpu_result["measurements"]["fits"]["eager_per_kernel_s"])
@@ -157,15 +158,15 @@ def test_comparison_rows_and_prose_numbers(cpu_result):
     assert size.model == pytest.approx((5e-6 - 1.5e-6) * 4e12)
     assert size.h200 is None  # the CPU sweep's largest kernel (8 MB) is below the crossing
     slow = _synthetic(cpu_result, bw=1e12)  # crossing near 3.5 MB: inside the sweep
-    got = lab.crossover_bytes(slow)
-    want = lab.predicted_crossover_bytes(slow, 1e12)
+    got = view.crossover_bytes(slow)
+    want = view.predicted_crossover_bytes(slow, 1e12)
     sizes = [e["bytes_per_kernel"] for e in slow["measurements"]["size_sweep"]]
     assert sizes[-2] < want < sizes[-1] and sizes[-2] < got <= sizes[-1]
     assert "model error vs H200" in str(Table("t", list(rows.values()), yours_label="yours"))
-    text = lab.prose_numbers(ref, 4e12)
+    text = view.prose_numbers(ref, 4e12)
     assert text["model_eager_err"] == "+0%" and text["n"] == str(ref["settings"]["n_values"][-1])
-    assert set(lab.prose_numbers(None, 4e12).values()) == {lab.MISSING}
-    assert lab.prose_numbers(cpu_result, 4e12)["speedup"] == "-"
+    assert set(view.prose_numbers(None, 4e12).values()) == {view.MISSING}
+    assert view.prose_numbers(cpu_result, 4e12)["speedup"] == "-"
 
 
 def test_crossover_bytes_interpolates_between_sweep_sizes(cpu_result):
@@ -174,17 +175,17 @@ def test_crossover_bytes_interpolates_between_sweep_sizes(cpu_result):
     sweep = r["measurements"]["size_sweep"]
     for i, e in enumerate(sweep):  # per-op time doubles exactly at the third size
         e["eager"]["median_s"] = n * 1e-6 * (1, 1.5, 2, 8)[i]
-    assert lab.crossover_bytes(r) == pytest.approx(sweep[2]["bytes_per_kernel"])
+    assert view.crossover_bytes(r) == pytest.approx(sweep[2]["bytes_per_kernel"])
     for e in sweep:
         e["eager"]["median_s"] = n * 1e-6
-    assert lab.crossover_bytes(r) is None
+    assert view.crossover_bytes(r) is None
 
 
 def test_format_rows():
-    text = lab.format_rows([{"a": 1, "b": None}, {"a": 22, "b": 3}])
+    text = view.format_rows([{"a": 1, "b": None}, {"a": 22, "b": 3}])
     assert text.splitlines() == ["a   b", "1   -", "22  3"]
     with pytest.raises(ValueError):
-        lab.format_rows([])
+        view.format_rows([])
 
 
 def test_compiled_triton_is_skipped_for_cpu_tensors(monkeypatch):
@@ -202,10 +203,10 @@ def test_occupancy_rows_use_the_occupancy_model(cpu_result):
     r = json.loads(json.dumps(cpu_result))
     k = r["measurements"]["occupancy"]["kernels"][0]
     k["compiled"] = {"n_regs": 128, "n_spills": 0, "shared_bytes": 0, "num_warps": k["num_warps"]}
-    row = lab.occupancy_rows(r, specs.SM90)[0]
+    row = view.occupancy_rows(r, specs.SM90)[0]
     want = occupancy(threads_per_block=32 * k["num_warps"], registers_per_thread=128,
                      smem_bytes=0, limits=specs.SM90)
     assert row["occupancy"] == f"{want.fraction:.0%}" and row["limited by"] == "+".join(want.binding)
     assert "registers" in row["limited by"]  # 128 registers per thread bind before warp slots
-    assert lab.occupancy_rows(r, specs.SM90)[1]["occupancy"] is None  # not compiled: no number
-    assert "occupancy" not in lab.occupancy_rows(r)[0]
+    assert view.occupancy_rows(r, specs.SM90)[1]["occupancy"] is None  # not compiled: no number
+    assert "occupancy" not in view.occupancy_rows(r)[0]
