@@ -176,7 +176,7 @@ def test_copy_target_and_table_on_a_gpu_result():
     rows = view.comparison_rows(res, None)
     assert rows[0].h200 == pytest.approx(0.9 * H200.hbm_bytes_per_s)
     assert rows[0].error() == "+11%"
-    assert len(rows) == 2 + 3 + 12
+    assert len(rows) == 2 + 3 + 12  # no clock recorded: bounds only, no run's own roof
     panel = view.roofline_panel(res, "H200")
     assert len(panel["points"]) == 12 and len(panel["roofs"]) == 2
     assert view.roofline_panel(None, "H200")["note"].startswith("H200 reference not measured")
@@ -219,3 +219,34 @@ def test_clock_evidence_scales_the_peak_with_the_clock():
     assert derived == pytest.approx(H200.peak_flop_per_s("fp32"), rel=0.01)  # the datasheet's
     res["provenance"] = {"after_run": {"sm_clock_mhz": "[N/A]"}}
     assert view.clock_evidence(res) is None
+
+
+# --- claims: datasheet bounds and the run's own roof (helpers.labs.analysis.roofline) --------
+
+def test_the_run_s_own_roof_predicts_the_far_points_it_was_made_from():
+    res = synthetic_gpu_result(clock_fraction=0.9, overlap_loss=0.3)
+    assert view.measured_roof(res) is None and view.measured_roof_rows(res) == []  # no clock
+    clock_hz = 0.9 * H200.boost_clock_hz
+    res["provenance"] = {"after_run": {"sm_clock_mhz": str(clock_hz / 1e6)}}
+    peak, bw = view.measured_roof(res)
+    assert bw == pytest.approx(0.9 * H200.hbm_bytes_per_s)
+    assert peak == pytest.approx(H200.sm_count * H200.fp32_lanes_per_sm * 2 * clock_hz)
+    rows = view.measured_roof_rows(res)
+    ridge = peak / bw
+    assert rows and all(r["intensity"] <= ridge / 4 or r["intensity"] >= ridge * 4 for r in rows)
+    # far from the ridge the overlap loss is at most 0.3 * (ridge distance)^-1 <= 7.5 %
+    assert all(abs(r["error"]) <= 0.3 / 4 + 1e-9 for r in rows)
+    table = view.comparison_rows(res)
+    predictions = [r for r in table if r.claim.kind == "prediction"]
+    assert len(predictions) == len(rows)
+    assert all(r.claim is lab.LAB.claim("sweep_measured_roof") for r in predictions)
+    assert {r.claim.key for r in table} == {c.key for c in lab.LAB.claims}
+
+
+def test_shipped_reference_holds_every_roofline_claim():
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = [r for r in view.comparison_rows(ref) if r.model is not None and r.h200 is not None]
+    assert all(r.claim.holds(r.model, r.h200) for r in rows)
+    assert any(r.claim.kind == "prediction" for r in rows)

@@ -46,6 +46,7 @@ from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.report import Claim
 from helpers.models import roofline
 from helpers.kernels import triton_device
 
@@ -63,7 +64,36 @@ LAB = core.Lab(
            # elements of the grader's correctness and speed checks: neither a block's multiple
            "grading_elements": (10_007, (1 << 22) + 7),
            "speed_check_elements": (10_007, (1 << 28) + 7)},
-    budget_s=(0.15, 0.4), warmup_s=(0.03, 0.1))
+    budget_s=(0.15, 0.4), warmup_s=(0.03, 0.1),
+    claims=(
+        Claim("copy_hbm", "copy bandwidth at the largest buffer", "bound",
+              model="helpers.specs.GPUSpec.hbm_bytes_per_s",
+              ceilings="datasheet HBM bandwidth (helpers.specs.H200_SXM)", limit="upper",
+              why="a copy of a buffer far larger than L2 streams every byte through HBM, which "
+                  "cannot move more than its datasheet rate"),
+        Claim("matmul_peak", "best matrix-product rate of a precision", "bound",
+              model="helpers.specs.GPUSpec.peak_flop_per_s",
+              ceilings="datasheet dense peak of the precision at the boost clock", limit="upper",
+              why="no matrix product does more FLOP per second than every tensor core (or "
+                  "FP32 lane) at the boost clock"),
+        Claim("sweep_roofline", "time of an intensity-sweep point", "bound",
+              model="helpers.models.roofline.kernel_time_lower_bound_s",
+              ceilings="datasheet fp32 (non-tensor) peak and HBM bandwidth", limit="lower",
+              why="the kernel cannot finish its FMAs faster than the fp32 peak nor move its "
+                  "bytes (1 GiB in, 1 GiB out: far beyond L2) faster than HBM"),
+        Claim("sweep_measured_roof",
+              "time of a sweep point at least 4x from the ridge, on the run's own roof",
+              "prediction", model="helpers.models.roofline.kernel_time_lower_bound_s",
+              ceilings="measured in the same run: torch's copy bandwidth at the largest buffer, "
+                       "and the fp32 peak from the SM count, FP32 lanes and the SM clock read "
+                       "at the end of the run (helpers.models.gpu_peaks.peak_flop_per_s)",
+              tolerance=0.10,
+              why="far from the ridge one roof alone sets the time, and both roofs are the "
+                  "run's; left out: the sweep is a Triton kernel, not torch's copy (the Triton "
+                  "copy reached 99.6% of torch's), its loads, stores and index arithmetic beside "
+                  "the FMAs, and the clock under load, which nvidia-smi samples once, at the "
+                  "end: a few percent each, 10% in all"),
+    ))
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 FP32_BYTES = 4.0

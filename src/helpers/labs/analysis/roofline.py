@@ -17,7 +17,8 @@ from helpers.models import roofline
 
 __all__ = ["copy_rows", "copy_target", "matmul_rows", "sweep_rows", "far_from_ridge",
            "empirical_roof", "best_matmul", "comparison_rows", "roofline_panel", "sweep_check",
-           "clock_evidence", "describe", "fmt", "MISSING"]
+           "clock_evidence", "describe", "measured_roof", "measured_roof_rows", "FAR_FACTOR",
+           "fmt", "MISSING"]
 
 
 def _rate(work: float, entry: dict) -> float:
@@ -126,11 +127,42 @@ def best_matmul(result: dict, precision: str) -> dict | None:
     return max(rows, key=lambda r: r["flop_per_s"]) if rows else None
 
 
-def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
-    """Rows of the page's table: the model (datasheet), the H200 reference, the reader's run.
+#: A sweep point is "far" from the ridge, where one roof alone sets its time, when its
+#: intensity is at least this factor above or below the ridge's (as :func:`sweep_check`).
+FAR_FACTOR = 4.0
 
-    Copy bandwidth at the largest buffer; the best rate of each matrix-product precision; and
-    the time of each sweep point (the reader's column only where the point was timed).
+
+def measured_roof(result: dict, gpu: specs.GPUSpec = GPU) -> tuple[float, float] | None:
+    """The run's own fp32 roof: ``(peak FLOP/s, bytes/s)``, the fp32 peak at the SM clock read
+    at the end of the run (:func:`clock_evidence`) and torch's copy bandwidth at the largest
+    buffer. None for a run without a recorded clock (a CPU run)."""
+    clock = clock_evidence(result, gpu)
+    if clock is None:
+        return None
+    e = _largest(result)
+    return clock["fp32_peak_at_end_clock"], _rate(e["moved_bytes"], e["torch"])
+
+
+def measured_roof_rows(result: dict, gpu: specs.GPUSpec = GPU,
+                       factor: float = FAR_FACTOR) -> list[dict]:
+    """The timed sweep points at least ``factor`` from the ridge of the run's own roof
+    (:func:`measured_roof`), each with the time that roof predicts (:func:`sweep_rows`)."""
+    roof = measured_roof(result, gpu)
+    if roof is None:
+        return []
+    peak, bw = roof
+    rows = [r for r in sweep_rows(result, gpu, mem_bytes_per_s=bw, peak_flop_per_s=peak)
+            if r["measured_s"]]
+    return far_from_ridge(rows, factor)[0]
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
+    """Rows of the page's table: the model, the H200 reference, the reader's run.
+
+    Bounds from the datasheet: the copy bandwidth at the largest buffer, the best rate of each
+    matrix-product precision and the time of each sweep point (the reader's column only where
+    the point was timed). Predictions from the run's own roof (:func:`measured_roof_rows`):
+    the time of each sweep point at least :data:`FAR_FACTOR` from its ridge.
     """
     from helpers.labs.report import Row
 
@@ -145,10 +177,12 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
         return row["flop_per_s"] if row else None
 
     rows = [Row(f"copy, {name}", "GB/s", 1e9, model=GPU.hbm_bytes_per_s,
-                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl), digits=4)
+                h200=copy_bw(ref, impl), yours=copy_bw(mine, impl), digits=4,
+                claim=LAB.claim("copy_hbm"))
             for name, impl in (("torch", "torch"), ("Triton", "triton"))]
     rows += [Row(f"matmul {prec}", "TFLOP/s", 1e12, model=GPU.peak_flop_per_s(prec),
-                 h200=mm_rate(ref, prec), yours=mm_rate(mine, prec))
+                 h200=mm_rate(ref, prec), yours=mm_rate(mine, prec),
+                 claim=LAB.claim("matmul_peak"))
              for prec in MATMUL_PRECISIONS]
     ref_sweep = {r["k"]: r for r in sweep_rows(ref)} if ref is not None else {}
     my_sweep = {r["k"]: r for r in sweep_rows(mine)} if mine is not None else {}
@@ -157,7 +191,14 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
         basis = ref_sweep.get(k) or my_sweep[k]
         rows.append(Row(f"sweep k={k}: time", "ms", 1e-3, model=basis["predicted_s"],
                         h200=ref_sweep[k]["measured_s"] if k in ref_sweep else None,
-                        yours=my_sweep[k]["measured_s"] if k in my_sweep else None))
+                        yours=my_sweep[k]["measured_s"] if k in my_sweep else None,
+                        claim=LAB.claim("sweep_roofline")))
+    basis = ref if ref is not None else mine
+    for r in measured_roof_rows(basis) if basis is not None else []:
+        rows.append(Row(f"sweep k={r['k']}: time, run's own roof", "ms", 1e-3,
+                        model=r["predicted_s"], h200=r["measured_s"] if ref is not None else None,
+                        yours=my_sweep.get(r["k"], {}).get("measured_s"),
+                        claim=LAB.claim("sweep_measured_roof")))
     return rows
 
 
