@@ -37,7 +37,7 @@ result (rows, tables, the roofline panel, the sweep's check) is in
 
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Callable
 
 from helpers import specs
