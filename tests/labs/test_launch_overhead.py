@@ -7,6 +7,7 @@ import torch
 
 from helpers.bench import has_cuda
 from helpers.labs import launch_overhead as lab
+from helpers.labs.analysis import launch_overhead as view
 from helpers.labs.core import load_result, save_result
 from helpers.kernels import launch_overhead as kern
 from helpers.models import launch
@@ -130,6 +131,7 @@ def _synthetic(result, launch_s=5e-6, kernel_s=1.5e-6, graph_s=4e-6, bw=4e12):
     for e in m["chain"]:
         e["eager"]["median_s"] = float(launch.eager_time_s(e["n"], launch_s, kernel_s, 1e-6))
         e["graph"] = {"median_s": float(launch.graph_time_s(e["n"], graph_s, kernel_s))}
+        e["host_enqueue"] = {"median_s": e["n"] * launch_s}
     n = r["settings"]["sweep_n"]
     for e in m["size_sweep"]:
         k = kernel_s + e["bytes_per_kernel"] / bw
@@ -146,7 +148,7 @@ def test_comparison_rows_and_prose_numbers(cpu_result):
     ref = _synthetic(cpu_result)
     f = ref["measurements"]["fits"]
     assert f["kernel_in_graph_s"] == pytest.approx(1.5e-6) and f["graph_launch_s"] == pytest.approx(4e-6)
-    rows = {r.quantity.split(",")[0]: r for r in lab.comparison_rows(ref, cpu_result, 4e12)}
+    rows = {r.quantity.split(",")[0]: r for r in view.comparison_rows(ref, cpu_result, 4e12)}
     eager = rows["time per kernel"]
     assert eager.model == pytest.approx(5e-6) and eager.h200 == pytest.approx(5e-6)
     assert eager.yours == pytest.approx(cpu_result["measurements"]["fits"]["eager_per_kernel_s"])
@@ -157,15 +159,15 @@ def test_comparison_rows_and_prose_numbers(cpu_result):
     assert size.model == pytest.approx((5e-6 - 1.5e-6) * 4e12)
     assert size.h200 is None  # the CPU sweep's largest kernel (8 MB) is below the crossing
     slow = _synthetic(cpu_result, bw=1e12)  # crossing near 3.5 MB: inside the sweep
-    got = lab.crossover_bytes(slow)
-    want = lab.predicted_crossover_bytes(slow, 1e12)
+    got = view.crossover_bytes(slow)
+    want = view.predicted_crossover_bytes(slow, 1e12)
     sizes = [e["bytes_per_kernel"] for e in slow["measurements"]["size_sweep"]]
     assert sizes[-2] < want < sizes[-1] and sizes[-2] < got <= sizes[-1]
-    assert "model error vs H200" in str(Table("t", list(rows.values()), yours_label="yours"))
-    text = lab.prose_numbers(ref, 4e12)
+    assert "prediction" in str(Table("t", list(rows.values()), yours_label="yours"))
+    text = view.prose_numbers(ref, 4e12)
     assert text["model_eager_err"] == "+0%" and text["n"] == str(ref["settings"]["n_values"][-1])
-    assert set(lab.prose_numbers(None, 4e12).values()) == {lab.MISSING}
-    assert lab.prose_numbers(cpu_result, 4e12)["speedup"] == "-"
+    assert set(view.prose_numbers(None, 4e12).values()) == {view.MISSING}
+    assert view.prose_numbers(cpu_result, 4e12)["speedup"] == "-"
 
 
 def test_crossover_bytes_interpolates_between_sweep_sizes(cpu_result):
@@ -174,17 +176,17 @@ def test_crossover_bytes_interpolates_between_sweep_sizes(cpu_result):
     sweep = r["measurements"]["size_sweep"]
     for i, e in enumerate(sweep):  # per-op time doubles exactly at the third size
         e["eager"]["median_s"] = n * 1e-6 * (1, 1.5, 2, 8)[i]
-    assert lab.crossover_bytes(r) == pytest.approx(sweep[2]["bytes_per_kernel"])
+    assert view.crossover_bytes(r) == pytest.approx(sweep[2]["bytes_per_kernel"])
     for e in sweep:
         e["eager"]["median_s"] = n * 1e-6
-    assert lab.crossover_bytes(r) is None
+    assert view.crossover_bytes(r) is None
 
 
 def test_format_rows():
-    text = lab.format_rows([{"a": 1, "b": None}, {"a": 22, "b": 3}])
+    text = view.format_rows([{"a": 1, "b": None}, {"a": 22, "b": 3}])
     assert text.splitlines() == ["a   b", "1   -", "22  3"]
     with pytest.raises(ValueError):
-        lab.format_rows([])
+        view.format_rows([])
 
 
 def test_compiled_triton_is_skipped_for_cpu_tensors(monkeypatch):
@@ -202,10 +204,48 @@ def test_occupancy_rows_use_the_occupancy_model(cpu_result):
     r = json.loads(json.dumps(cpu_result))
     k = r["measurements"]["occupancy"]["kernels"][0]
     k["compiled"] = {"n_regs": 128, "n_spills": 0, "shared_bytes": 0, "num_warps": k["num_warps"]}
-    row = lab.occupancy_rows(r, specs.SM90)[0]
+    row = view.occupancy_rows(r, specs.SM90)[0]
     want = occupancy(threads_per_block=32 * k["num_warps"], registers_per_thread=128,
                      smem_bytes=0, limits=specs.SM90)
     assert row["occupancy"] == f"{want.fraction:.0%}" and row["limited by"] == "+".join(want.binding)
     assert "registers" in row["limited by"]  # 128 registers per thread bind before warp slots
-    assert lab.occupancy_rows(r, specs.SM90)[1]["occupancy"] is None  # not compiled: no number
-    assert "occupancy" not in lab.occupancy_rows(r)[0]
+    assert view.occupancy_rows(r, specs.SM90)[1]["occupancy"] is None  # not compiled: no number
+    assert "occupancy" not in view.occupancy_rows(r)[0]
+
+
+def test_runner_times_the_host_beside_every_chain(cpu_result):
+    for e in cpu_result["measurements"]["chain"]:
+        assert e["host_enqueue"]["median_s"] > 0 and e["host_enqueue"]["n_reps"] >= 5
+
+
+def test_predictions_use_the_chain_s_own_host_timing_and_the_run_s_bandwidth(cpu_result):
+    ref = _synthetic(cpu_result)
+    n = ref["measurements"]["chain"][-1]["n"]
+    ref["measurements"]["chain"][-1]["host_enqueue"]["median_s"] = n * 7e-6  # a faster host
+    assert view.host_launch_s(ref, n) == pytest.approx(7e-6)
+    assert view.model_eager_chain_s(ref, n) == pytest.approx(n * 7e-6)
+    del ref["measurements"]["chain"][-1]["host_enqueue"]  # an older result: the single timing
+    assert view.host_launch_s(ref, n) == pytest.approx(5e-6)
+    assert view.run_bandwidth_bytes_per_s(ref) is None  # the CPU tier times no Triton kernel
+    ref["measurements"]["occupancy"]["kernels"][0]["bytes_per_s"] = 2e12
+    assert view.predicted_crossover_bytes(ref) == pytest.approx((5e-6 - 1.5e-6) * 2e12)
+
+
+def test_only_kernels_larger_than_l2_are_held_to_the_hbm_model(cpu_result):
+    ref = _synthetic(cpu_result)
+    ref["measurements"]["occupancy"]["kernels"][0]["bytes_per_s"] = 4e12
+    sweep = ref["measurements"]["size_sweep"]
+    l2 = sweep[-2]["bytes_per_kernel"] / 2  # the largest kernel's tensor is the only one above
+    points = view.big_kernel_points(ref, l2)
+    assert [p["tensor_bytes"] for p in points] == [sweep[-1]["bytes_per_kernel"] / 2]
+    assert points[0]["model_s"] == pytest.approx(1.5e-6 + sweep[-1]["bytes_per_kernel"] / 4e12)
+
+
+def test_every_row_with_a_model_names_a_declared_prediction(cpu_result):
+    ref = _synthetic(cpu_result)
+    ref["measurements"]["occupancy"]["kernels"][0]["bytes_per_s"] = 4e12
+    rows = [r for r in view.comparison_rows(ref) if r.model is not None]
+    assert rows and all(r.claim in lab.LAB.claims and r.claim.kind == "prediction" for r in rows)
+    # on a run that follows the model exactly, every prediction holds
+    assert all(r.claim.holds(r.model, r.h200) for r in rows if r.h200 is not None
+               and r.claim.key != "launch_crossover")

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from helpers import specs
 from helpers.labs import core
 from helpers.labs import roofline as lab
+from helpers.labs.analysis import roofline as view
 from helpers.kernels import roofline as kern
 from helpers.models import roofline
 
@@ -112,17 +113,17 @@ def test_cpu_run_writes_a_complete_result(cpu_result):
 
 
 def test_cpu_analysis(cpu_result):
-    rows = lab.copy_rows(cpu_result)
+    rows = view.copy_rows(cpu_result)
     assert all(r["triton_bytes_per_s"] is None and r["torch_bytes_per_s"] > 0 for r in rows)
-    assert lab.copy_target(cpu_result) is None
-    peak, bw = lab.empirical_roof(cpu_result)
-    assert peak == max(r["flop_per_s"] for r in lab.matmul_rows(cpu_result))
+    assert view.copy_target(cpu_result) is None
+    peak, bw = view.empirical_roof(cpu_result)
+    assert peak == max(r["flop_per_s"] for r in view.matmul_rows(cpu_result))
     assert bw == max(r["torch_bytes_per_s"] for r in rows)
-    sweep = lab.sweep_rows(cpu_result)
+    sweep = view.sweep_rows(cpu_result)
     assert all(r["measured_s"] is None and r["error"] is None for r in sweep)
     with pytest.raises(ValueError, match="no timed sweep"):
-        lab.sweep_check(cpu_result)
-    panel = lab.roofline_panel(cpu_result, "mine")
+        view.sweep_check(cpu_result)
+    panel = view.roofline_panel(cpu_result, "mine")
     assert len(panel["points"]) == len(lab.matmul_sizes())
 
 
@@ -132,7 +133,7 @@ def test_reference_is_read_when_the_file_exists(cpu_result, tmp_path, monkeypatc
     (tmp_path / "roofline.json").write_text(json.dumps(cpu_result))
     ref = lab.reference_or_none()
     assert ref["measurements"]["sweep"]["points"] == cpu_result["measurements"]["sweep"]["points"]
-    table = lab.comparison_rows(ref, cpu_result)
+    table = view.comparison_rows(ref, cpu_result)
     assert [r.quantity for r in table[:2]] == ["copy, torch", "copy, Triton"]
     assert table[0].h200 == table[0].yours  # the same file on both sides
 
@@ -141,7 +142,7 @@ def test_reference_is_read_when_the_file_exists(cpu_result, tmp_path, monkeypatc
 
 def test_sweep_prediction_is_the_roofline_bound():
     res = synthetic_gpu_result()
-    for r, p in zip(lab.sweep_rows(res), res["measurements"]["sweep"]["points"]):
+    for r, p in zip(view.sweep_rows(res), res["measurements"]["sweep"]["points"]):
         assert r["intensity"] == p["k"] / 4  # 2k FLOP per 8 bytes
         assert r["predicted_s"] == roofline.kernel_time_lower_bound_s(
             p["flop"], p["bytes"], H200.peak_flop_per_s("fp32"), H200.hbm_bytes_per_s)
@@ -150,7 +151,7 @@ def test_sweep_prediction_is_the_roofline_bound():
 
 def test_sweep_check_finds_the_distortions_it_was_given():
     # perfect overlap: far from the ridge the errors are the bandwidth and clock shortfalls
-    c = lab.sweep_check(synthetic_gpu_result(copy_fraction=0.9, clock_fraction=0.88,
+    c = view.sweep_check(synthetic_gpu_result(copy_fraction=0.9, clock_fraction=0.88,
                                              overlap_loss=0.0))
     assert c["memory_far_error"] == pytest.approx(0.9 - 1)
     assert c["compute_far_error"] == pytest.approx(0.88 - 1)
@@ -158,37 +159,37 @@ def test_sweep_check_finds_the_distortions_it_was_given():
     assert c["peak_fraction"] == pytest.approx(0.88)
     assert c["n_far_within"] == c["n_far"] > 0
     # imperfect overlap hurts most at the ridge, where compute and memory times are equal
-    c = lab.sweep_check(synthetic_gpu_result(overlap_loss=0.3))
+    c = view.sweep_check(synthetic_gpu_result(overlap_loss=0.3))
     ridge = H200.ridge_intensity_flop_per_byte("fp32")
     assert c["ridge_k"] == min((2**i for i in range(12)), key=lambda k: abs(math.log(k / 4 / ridge)))
     assert c["ridge_error"] < c["compute_far_error"] and c["ridge_error"] < c["memory_far_error"]
     assert c["ridge_between"] and c["ridge_bound_s"] < c["ridge_measured_s"] < c["ridge_no_overlap_s"]
-    bad = lab.sweep_check(synthetic_gpu_result(copy_fraction=0.6))
+    bad = view.sweep_check(synthetic_gpu_result(copy_fraction=0.6))
     assert bad["n_far_within"] < bad["n_far"]
 
 
 def test_copy_target_and_table_on_a_gpu_result():
     res = synthetic_gpu_result()
-    t = lab.copy_target(res)
+    t = view.copy_target(res)
     assert t["worst_ratio"] == pytest.approx(0.97) and t["met"]
-    assert not lab.copy_target(res, target=0.99)["met"]
-    rows = lab.comparison_rows(res, None)
+    assert not view.copy_target(res, target=0.99)["met"]
+    rows = view.comparison_rows(res, None)
     assert rows[0].h200 == pytest.approx(0.9 * H200.hbm_bytes_per_s)
     assert rows[0].error() == "+11%"
-    assert len(rows) == 2 + 3 + 12
-    panel = lab.roofline_panel(res, "H200")
+    assert len(rows) == 2 + 3 + 12  # no clock recorded: bounds only, no run's own roof
+    panel = view.roofline_panel(res, "H200")
     assert len(panel["points"]) == 12 and len(panel["roofs"]) == 2
-    assert lab.roofline_panel(None, "H200")["note"].startswith("H200 reference not measured")
+    assert view.roofline_panel(None, "H200")["note"].startswith("H200 reference not measured")
 
 
 def test_far_from_ridge_and_fmt():
     rows = [{"ridge_distance": d} for d in (0.1, 0.3, 1.0, 3.0, 10.0)]
-    far, near = lab.far_from_ridge(rows, 4.0)
+    far, near = view.far_from_ridge(rows, 4.0)
     assert [r["ridge_distance"] for r in far] == [0.1, 10.0] and len(near) == 3
     with pytest.raises(ValueError, match="factor"):
-        lab.far_from_ridge(rows, 0.5)
-    assert lab.fmt(None) == lab.MISSING and lab.fmt(float("nan")) == lab.MISSING
-    assert lab.fmt(0.953, ".0%") == "95%"
+        view.far_from_ridge(rows, 0.5)
+    assert view.fmt(None) == view.MISSING and view.fmt(float("nan")) == view.MISSING
+    assert view.fmt(0.953, ".0%") == "95%"
 
 
 # --- grading --------------------------------------------------------------------------------
@@ -210,11 +211,42 @@ def test_grader_passes_the_book_kernel_and_catches_a_missing_tail():
 
 def test_clock_evidence_scales_the_peak_with_the_clock():
     res = synthetic_gpu_result()
-    assert lab.clock_evidence(res) is None  # no clock recorded
+    assert view.clock_evidence(res) is None  # no clock recorded
     res["provenance"] = {"after_run": {"sm_clock_mhz": str(H200.boost_clock_hz / 2e6)}}
-    ev = lab.clock_evidence(res)
+    ev = view.clock_evidence(res)
     derived = H200.sm_count * H200.fp32_lanes_per_sm * 2 * H200.boost_clock_hz
     assert ev["fp32_peak_at_end_clock"] == pytest.approx(derived / 2)
     assert derived == pytest.approx(H200.peak_flop_per_s("fp32"), rel=0.01)  # the datasheet's
     res["provenance"] = {"after_run": {"sm_clock_mhz": "[N/A]"}}
-    assert lab.clock_evidence(res) is None
+    assert view.clock_evidence(res) is None
+
+
+# --- claims: datasheet bounds and the run's own roof (helpers.labs.analysis.roofline) --------
+
+def test_the_run_s_own_roof_predicts_the_far_points_it_was_made_from():
+    res = synthetic_gpu_result(clock_fraction=0.9, overlap_loss=0.3)
+    assert view.measured_roof(res) is None and view.measured_roof_rows(res) == []  # no clock
+    clock_hz = 0.9 * H200.boost_clock_hz
+    res["provenance"] = {"after_run": {"sm_clock_mhz": str(clock_hz / 1e6)}}
+    peak, bw = view.measured_roof(res)
+    assert bw == pytest.approx(0.9 * H200.hbm_bytes_per_s)
+    assert peak == pytest.approx(H200.sm_count * H200.fp32_lanes_per_sm * 2 * clock_hz)
+    rows = view.measured_roof_rows(res)
+    ridge = peak / bw
+    assert rows and all(r["intensity"] <= ridge / 4 or r["intensity"] >= ridge * 4 for r in rows)
+    # far from the ridge the overlap loss is at most 0.3 * (ridge distance)^-1 <= 7.5 %
+    assert all(abs(r["error"]) <= 0.3 / 4 + 1e-9 for r in rows)
+    table = view.comparison_rows(res)
+    predictions = [r for r in table if r.claim.kind == "prediction"]
+    assert len(predictions) == len(rows)
+    assert all(r.claim is lab.LAB.claim("sweep_measured_roof") for r in predictions)
+    assert {r.claim.key for r in table} == {c.key for c in lab.LAB.claims}
+
+
+def test_shipped_reference_holds_every_roofline_claim():
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = [r for r in view.comparison_rows(ref) if r.model is not None and r.h200 is not None]
+    assert all(r.claim.holds(r.model, r.h200) for r in rows)
+    assert any(r.claim.kind == "prediction" for r in rows)

@@ -6,6 +6,7 @@ import pytest
 
 from helpers import specs
 from helpers.labs import timing
+from helpers.labs.analysis import timing as view
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_toy_stream_shows_the_host_timer_lying(result):
 def test_predictions_put_the_big_matmul_on_the_compute_roof():
     sizes = {"matmul": dict(flop=2 * 8192**3, bytes=3 * 8192**2 * 2.0),
              "copy": dict(flop=0.0, bytes=2 * 2**30)}
-    pred = timing.predicted_times_s(sizes, specs.H200_SXM, "bf16")
+    pred = view.predicted_times_s(sizes, specs.H200_SXM, "bf16")
     assert pred["matmul"] == pytest.approx(2 * 8192**3 / specs.H200_SXM.peak_flop_per_s("bf16"))
     assert pred["copy"] == pytest.approx(2 * 2**30 / specs.H200_SXM.hbm_bytes_per_s)
 
@@ -114,3 +115,56 @@ def test_the_grader_restores_the_clocks():
     timing.grade_timer(right)
     timing.grade_timer(lambda run, sync: 1 / 0)
     assert (time.perf_counter, time.monotonic, time.time_ns) == before
+
+
+# --- the page's analysis: claims over a result (helpers.labs.analysis.timing) ----------------
+
+def _gpu_like_result():
+    """A result with the layout of a GPU run, in round numbers (seconds)."""
+    def op(bench, sync, events, no_sync, backlogged, **extra):
+        return {"flop": 0.0, "bytes": 8e6, "dtype": "float32", "host_sync_s": sync,
+                "events_s": events, "host_no_sync_s": no_sync, "backlogged_s": backlogged,
+                "bench": {"median_s": bench}, **extra}
+    m = {"matmul": op(1e-3, 1.02e-3, 1.01e-3, 50e-6, 0.99e-3),
+         "copy": op(500e-6, 520e-6, 512e-6, 15e-6, 500e-6),
+         "tiny_add": op(11e-6, 24e-6, 16e-6, 12e-6, 4e-6),
+         "l2_copy": op(13e-6, 20e-6, 22e-6, 10e-6, 9e-6, bench_flushed={"median_s": 13e-6})}
+    m["matmul"].update(flop=2.0 * 8192**3, dtype="bfloat16")
+    return {"measurements": m}
+
+
+def test_fixed_costs_come_from_the_tiny_kernel():
+    fixed = view.fixed_costs_s(_gpu_like_result())
+    assert fixed["sync"] == pytest.approx(20e-6) and fixed["event_pair"] == pytest.approx(12e-6)
+    cpu = _gpu_like_result()
+    cpu["measurements"]["tiny_add"].update(events_s=None, backlogged_s=None)
+    assert view.fixed_costs_s(cpu) is None and view.predictions_s(cpu) == {}
+
+
+def test_predictions_add_the_fixed_cost_and_respect_their_domains():
+    pred = view.predictions_s(_gpu_like_result())
+    assert pred["sync_host_timer", "matmul"] == pytest.approx(1e-3 + 20e-6)
+    assert pred["event_pair", "copy"] == pytest.approx(500e-6 + 12e-6)
+    assert pred["launch_bound_bench", "tiny_add"] == pytest.approx(12e-6)  # the host's call
+    # the small kernels are not "long"; the L2 copy (9 of 10 us of its call) is not launch-bound
+    assert {op for _, op in pred} == {"matmul", "copy", "tiny_add"}
+    assert ("launch_bound_bench", "l2_copy") not in pred
+
+
+def test_rows_name_declared_claims_and_bound_the_flushed_l2_copy():
+    rows = view.comparison_rows(_gpu_like_result())
+    assert all(r.claim in timing.LAB.claims for r in rows)
+    assert {r.claim.key for r in rows} == {c.key for c in timing.LAB.claims}
+    l2 = next(r for r in rows if r.quantity.startswith("l2 copy"))
+    assert "flushed" in l2.quantity and l2.claim.kind == "bound"
+    assert l2.model == pytest.approx(2 * 8e6 / 2 / specs.H200_SXM.hbm_bytes_per_s)
+
+
+def test_shipped_reference_predictions_hold_and_bounds_are_not_passed():
+    ref = timing.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    kinds = {r.claim.kind for r in rows}
+    assert kinds == {"bound", "prediction"}
+    assert all(r.claim.holds(r.model, r.h200) for r in rows)

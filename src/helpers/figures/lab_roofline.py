@@ -196,7 +196,7 @@ def sweep_error_figure(series: Sequence[tuple[str, Sequence[dict]]], *, target: 
                        ridge: float | None = None):
     """Model error ``(predicted - measured) / measured`` against intensity, per series.
 
-    ``series`` are ``(label, rows)`` with rows from :func:`helpers.labs.roofline.sweep_rows`;
+    ``series`` are ``(label, rows)`` with rows from :func:`helpers.labs.analysis.roofline.sweep_rows`;
     untimed rows are skipped. A band marks +-``target``; ``ridge`` draws the ridge point.
     """
     if not 0 < target < 1:

@@ -22,7 +22,7 @@ warm-up is needed. On a CPU there are no events and no asynchrony in torch, so t
 times the same operations on the CPU and uses :class:`~helpers.bench.ToyStream` to show what
 asynchrony does to a host timer.
 
-Page: ``labs/timing.md``. Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
+Page: ``labs/timing.md`` (its tables and numbers: :mod:`helpers.labs.analysis.timing`). Run on a GPU machine as ``python -m helpers.labs.timing --out DIR``.
 """
 
 from __future__ import annotations
@@ -31,18 +31,17 @@ import statistics
 import time
 from typing import Callable
 
-from helpers import specs
 from helpers.bench import CacheFlusher, matches, sync
 from helpers.bench.timing import timer_resolution_s
 from helpers.bench.toy_stream import ToyStream, sleep_kernel, time_three_ways
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
+from helpers.labs.report import Claim
 from helpers.models import roofline
 
 __all__ = ["LAB", "operations", "time_four_ways", "backlogged_times_s", "toy_asynchrony", "run", "grade_timer",
-           "predicted_times_s", "method_times_s", "bounds_s", "reference_or_none", "OPERATIONS",
-           "main"]
+           "reference_or_none", "OPERATIONS", "main"]
 
 #: The lab's record: its page, size table and the ``bench`` budget (fixed-count methods aside).
 LAB = core.Lab(
@@ -51,7 +50,45 @@ LAB = core.Lab(
            "copy_elems": (1 << 20, 1 << 28),  # 4 MiB or 1 GiB of float32
            "l2_elems": (1 << 14, 1 << 22),  # 64 KiB or 16 MiB of float32: src+dst fit in L2
            "n_reps": (15, 50)},
-    budget_s=(0.2, 1.0), warmup_s=(0.05, 0.05))
+    budget_s=(0.2, 1.0), warmup_s=(0.05, 0.05),
+    claims=(
+        Claim("roofline_time", "an operation's bench() median (the L2-sized copy after a flush)",
+              "bound", model="helpers.models.roofline.kernel_time_lower_bound_s",
+              ceilings="datasheet dense peak (bf16 for the matrix product, fp32 otherwise) and "
+                       "HBM bandwidth (helpers.specs.H200_SXM)",
+              limit="lower",
+              why="no kernel does its FLOP faster than the peak rate or moves its bytes faster "
+                  "than HBM; the L2-sized copy is held to it only after a flush, since a warm "
+                  "L2 serves its bytes faster than HBM"),
+        Claim("sync_host_timer", "a long kernel timed by the host with a synchronize",
+              "prediction", model="helpers.models.launch.serial_time_s",
+              ceilings="measured in the same run: the kernel's bench() median, and the fixed "
+                       "cost of launch plus synchronize (the tiny add's synchronized host time "
+                       "less its device time with the queue kept full)",
+              tolerance=0.05,
+              why="the timer adds one launch and one synchronize to the kernel's device time; "
+                  "the fixed cost (about 1% of the copy) is taken from another kernel, and the "
+                  "50 host-timed calls run after bench(), so a clock that drifts by the matrix "
+                  "product's p20-p80 spread (3.5% on the H200) moves them apart: 5%"),
+        Claim("event_pair", "a long kernel timed by one pair of events on an idle GPU",
+              "prediction", model="helpers.models.launch.serial_time_s",
+              ceilings="measured in the same run: the kernel's bench() median, and the fixed "
+                       "cost of one event pair on an idle GPU (the tiny add's single-pair time "
+                       "less its device time with the queue kept full)",
+              tolerance=0.05,
+              why="the pair brackets the kernel and the start of its launch; the fixed cost is "
+                  "taken from another kernel, and the pairs run after bench(), so clock drift "
+                  "of the matrix product's p20-p80 spread (3.5% on the H200) separates them: 5%"),
+        Claim("launch_bound_bench", "bench()'s median of a kernel far shorter than its launch",
+              "prediction", model="helpers.models.launch.eager_time_s",
+              ceilings="measured in the same run: the host's time to call the operation (host "
+                       "timer, no synchronize) and the kernel's device time (queue kept full)",
+              tolerance=0.10,
+              why="back-to-back repetitions are paced by the slower of host and device "
+                  "(max(t_l, t_k)); left out: bench() also records two events per repetition, "
+                  "and the host-timed calls each follow a synchronize, terms of a microsecond "
+                  "beside a launch of about ten: 10%"),
+    ))
 METHODS = ("host_no_sync", "host_sync", "events", "bench", "backlogged")
 OPERATIONS = ("matmul", "copy", "tiny_add", "l2_copy")
 
@@ -191,16 +228,6 @@ def toy_asynchrony(kernel_s: float = 0.02, n_reps: int = 5) -> dict:
             **{k: statistics.median(r[k] for r in rows) for k in rows[0]}}
 
 
-def predicted_times_s(ops: dict, gpu: specs.GPUSpec, precision: str) -> dict:
-    """The roofline lower bound of each operation's time on ``gpu`` (seconds)."""
-    out = {}
-    for name, op in ops.items():
-        peak = gpu.peak_flop_per_s(precision if name == "matmul" else "fp32")
-        out[name] = roofline.kernel_time_lower_bound_s(max(op["flop"], 1.0), op["bytes"], peak,
-                                                      gpu.hbm_bytes_per_s)
-    return out
-
-
 def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     device = device or lab_device()
@@ -240,42 +267,6 @@ def run(device: str | None = None) -> dict:
     if not device.startswith("cuda"):
         m["toy_stream"] = toy_asynchrony()
     return result
-
-
-def method_times_s(result: dict) -> dict:
-    """``{operation: {method_s: seconds or None}}`` from a result file, for tables and plots."""
-    out = {}
-    for name in OPERATIONS:
-        e = result["measurements"][name]
-        out[name] = {"host_no_sync_s": e["host_no_sync_s"], "host_sync_s": e["host_sync_s"],
-                     "events_s": e["events_s"], "bench_s": e["bench"]["median_s"],
-                     "backlogged_s": e.get("backlogged_s")}
-    return out
-
-
-def bounds_s(result: dict, gpu: specs.GPUSpec) -> dict:
-    """Roofline lower bound of each operation of ``result`` on ``gpu`` (seconds)."""
-    m = result["measurements"]
-    precision = {"float32": "fp32", "bfloat16": "bf16"}[m["matmul"]["dtype"]]
-    return predicted_times_s({k: m[k] for k in OPERATIONS}, gpu, precision)
-
-
-def comparison_rows(ref: dict | None, mine: dict | None = None,
-                    gpu: specs.GPUSpec = specs.H200_SXM) -> list:
-    """Rows of the lab's table: each operation's roofline bound on ``gpu`` (the model), the
-    H200's ``bench()`` median and the reader's (None where absent)."""
-    from helpers.labs.report import Row
-
-    basis = ref if ref is not None else mine
-    if basis is None:
-        return []
-    bounds = bounds_s(basis, gpu)
-    ref_t = method_times_s(ref) if ref is not None else {}
-    mine_t = method_times_s(mine) if mine is not None else {}
-    return [Row(f"{op.replace('_', ' ')}: time", "µs", 1e-6, model=bounds[op],
-                h200=ref_t[op]["bench_s"] if ref_t else None,
-                yours=mine_t[op]["bench_s"] if mine_t else None)
-            for op in OPERATIONS]
 
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.

@@ -45,7 +45,7 @@ import numpy as np
 from ._checks import positive, positive_array, positive_int
 
 __all__ = ["eager_time_s", "serial_time_s", "graph_time_s", "graph_speedup", "crossover_n_kernels",
-           "launch_bound_fraction", "fit_line"]
+           "launch_bound_fraction", "fit_line", "graph_kernel_time_s", "launch_crossover_bytes"]
 
 
 def eager_time_s(n_kernels, launch_s: float, kernel_s: float, sync_s: float = 0.0):
@@ -197,6 +197,96 @@ def launch_bound_fraction(launch_s: float, kernel_s: float) -> float:
     launch_s = positive("launch_s", launch_s)
     kernel_s = positive("kernel_s", kernel_s)
     return max(0.0, launch_s - kernel_s) / max(launch_s, kernel_s)
+
+
+# --- a kernel's size against its launch (the launch-overhead lab's claims) ----------------
+
+def graph_kernel_time_s(n_bytes: float, kernel_in_graph_s: float, mem_bytes_per_s: float) -> float:
+    r"""Seconds one kernel costs inside a CUDA graph when it streams ``n_bytes`` from memory.
+
+    .. math:: t_{kg}(B) = t_{kg} + B / M
+
+    The fixed device cost of a graph node (:math:`t_{kg}`, measured on a tiny kernel) plus the
+    kernel's memory time at bandwidth :math:`M` (the roofline's memory term, with no overlap
+    between the node's fixed cost and its traffic).
+
+    Parameters
+    ----------
+    n_bytes : float
+        Bytes the kernel reads and writes, :math:`B` (>= 0).
+    kernel_in_graph_s : float
+        Cost of a tiny kernel inside a graph, :math:`t_{kg}` (s, > 0).
+    mem_bytes_per_s : float
+        Memory bandwidth the kernel streams at, :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`t_{kg}(B)` (s).
+
+    Assumptions
+    -----------
+    The kernel's bytes come from the memory whose bandwidth is :math:`M` (HBM for a working set
+    larger than the L2 cache) and the fixed cost does not overlap the traffic.
+
+    References
+    ----------
+    Williams, Waterman and Patterson, "Roofline", CACM 52(4), 2009 (the memory time
+    :math:`B/M`); NVIDIA, *CUDA C++ Programming Guide*, "CUDA Graphs" (a node's launch work
+    is done once, at instantiation, leaving the device's own per-node cost).
+
+    Examples
+    --------
+    >>> round(graph_kernel_time_s(4.0e6, 1e-6, 4e12) * 1e6, 6)
+    2.0
+    """
+    n_bytes = positive("n_bytes", n_bytes, allow_zero=True)
+    kernel_in_graph_s = positive("kernel_in_graph_s", kernel_in_graph_s)
+    mem_bytes_per_s = positive("mem_bytes_per_s", mem_bytes_per_s)
+    return kernel_in_graph_s + n_bytes / mem_bytes_per_s
+
+
+def launch_crossover_bytes(launch_s: float, kernel_in_graph_s: float,
+                           mem_bytes_per_s: float) -> float:
+    r"""Bytes per kernel at which its device time equals the host's launch time.
+
+    .. math:: B^* = (t_l - t_{kg})\, M
+
+    Below :math:`B^*` an eagerly launched kernel is launch-bound (:func:`eager_time_s` paces it
+    at :math:`t_l`); above it the device time :func:`graph_kernel_time_s` exceeds the launch
+    and launches stop mattering. Returns ``0.0`` when a launch already costs no more than the
+    tiniest kernel (no size is launch-bound).
+
+    Parameters
+    ----------
+    launch_s : float
+        Host time to launch one kernel, :math:`t_l` (s, > 0).
+    kernel_in_graph_s : float
+        Cost of a tiny kernel inside a graph, :math:`t_{kg}` (s, > 0).
+    mem_bytes_per_s : float
+        Memory bandwidth, :math:`M` (bytes/s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`B^*` (bytes).
+
+    References
+    ----------
+    The equality of the two pipeline stages of :func:`eager_time_s`,
+    :math:`\max(t_l, t_k)`, with :math:`t_k` from :func:`graph_kernel_time_s`.
+
+    Examples
+    --------
+    >>> round(launch_crossover_bytes(8e-6, 1e-6, 4e12) / 1e6, 6)
+    28.0
+    >>> launch_crossover_bytes(1e-6, 2e-6, 4e12)
+    0.0
+    """
+    launch_s = positive("launch_s", launch_s)
+    kernel_in_graph_s = positive("kernel_in_graph_s", kernel_in_graph_s)
+    mem_bytes_per_s = positive("mem_bytes_per_s", mem_bytes_per_s)
+    return max(0.0, launch_s - kernel_in_graph_s) * mem_bytes_per_s
 
 
 def fit_line(n_kernels, times_s) -> tuple[float, float]:
