@@ -17,7 +17,11 @@ from helpers.labs.launch_overhead import LAB
 from helpers.models import launch
 from helpers.models._checks import positive
 
-__all__ = ["graphs_note", "chain_times_s", "crossover_bytes", "predicted_crossover_bytes",
+#: Eager time per kernel over the graph's at which launches "stop mattering" (the crossover the
+#: lab reads off its sweep on a GPU).
+MET_RATIO = 1.1
+
+__all__ = ["MET_RATIO", "graphs_note", "chain_times_s", "crossover_bytes", "predicted_crossover_bytes",
            "run_bandwidth_bytes_per_s", "host_launch_s", "host_launch_slope_s",
            "model_eager_chain_s", "model_graph_speedup", "big_kernel_points", "comparison_rows", "occupancy_rows", "format_rows", "prose_numbers", "MISSING"]
 
@@ -51,7 +55,7 @@ def crossover_bytes(result: dict) -> float | None:
     eager = np.array([e["eager"]["median_s"] for e in sweep]) / n
     if "graph" in sweep[0]:
         graph = np.array([e["graph"]["median_s"] for e in sweep]) / n
-        y, target = eager / graph, 1.1
+        y, target = eager / graph, MET_RATIO
         crossed = y <= target
     else:
         y, target = eager / eager.min(), 2.0
