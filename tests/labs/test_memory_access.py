@@ -180,3 +180,34 @@ def test_page_reads_a_reference_file_when_there_is_one(result_file, monkeypatch,
     # a CPU result has no Triton timings and no bank-conflict measurement: those stay pending
     assert glued["labmem_ref_triton_tiled_pct"] == "(not measured yet)"
     assert "Not measured on the H200" in glued["labmem_ref_bank_note"]
+
+
+# --- the analysis: claims and predictions computed from the result ------------------------------
+
+def test_every_row_names_a_declared_claim_and_predictions_follow_the_result():
+    import copy
+
+    ref = core.reference_or_none("memory_access")
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    assert all(r.claim in lab.LAB.claims for r in rows)
+    pred = {r.quantity: r.model for r in rows if r.claim.key == "strided_read_time"}
+    assert set(pred) == {f"strided read time, stride {s}" for s in lab.STRIDES[1:]}
+    # the prediction is built from the run's own stride-1 read: a slower stride 1, slower model
+    slow = copy.deepcopy(ref)
+    slow["measurements"]["strided_read"]["rows"][0]["bench"]["median_s"] *= 2
+    slow_pred = {r.quantity: r.model for r in view.comparison_rows(slow)
+                 if r.claim.key == "strided_read_time"}
+    assert all(slow_pred[q] == pytest.approx(2 * pred[q]) for q in pred)
+    # the transposes' predictions follow the run's copy
+    t = {r.quantity: r.model for r in rows if r.claim.key == "transpose_time"}
+    copy_s = ref["measurements"]["transpose"]["ops"]["copy"]["bench"]["median_s"]
+    assert t["triton tiled time"] == copy_s and t["triton naive time"] == pytest.approx(8.5 * copy_s)
+
+
+def test_dirty_bytes_only_when_the_run_flushed():
+    flushed = {"tier": "gpu", "settings": {"flush_cache_strided": True}}
+    assert view.dirty_bytes(flushed, 100.0) == 100.0
+    assert view.dirty_bytes({"tier": "gpu", "settings": {}}, 100.0) == 0.0
+    assert view.dirty_bytes(flushed | {"tier": "cpu"}, 100.0) == 0.0  # no GPU L2 to write back

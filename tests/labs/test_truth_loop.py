@@ -18,7 +18,6 @@ from helpers.labs.report import Claim, Row
 PENDING = frozenset({
     "timing",
     "roofline",
-    "memory_access",
     "launch_overhead",
     "reduction_softmax",
     "gemm",
