@@ -183,8 +183,23 @@ def test_analysis_recovers_the_synthetic_fractions():
     s = view.summary(res, "bf16")
     assert s["unfused_over_fused"] == pytest.approx(3.6)
     rows = view.comparison_rows(res, None)
-    assert len(rows) == 2 * (1 + len(lab.OPS) + 1)
+    assert len(rows) == 2 * (1 + len(lab.OPS) + 2 + 1)
     assert rows[0].error() == f"{1 / 0.9 - 1:+.0%}"
+    assert all(r.claim in lab.LAB.claims for r in rows)
+    by = {r.quantity: r for r in rows}
+    # the predictions follow the run's own copy: a softmax at 93 % of the copy is 7 % slower
+    fused = by["softmax, Triton (fused) time, fp32"]
+    assert fused.claim.kind == "prediction"
+    assert (fused.model - fused.h200) / fused.h200 == pytest.approx(0.93 - 1)
+    assert by["row sum, Triton time, bf16"].model == pytest.approx(
+        by["row sum, Triton time, bf16"].h200, rel=2e-3)  # one element per row: 1/cols of the bytes
+    # the ratio's bound: unfused bytes at the datasheet rate over the fused time
+    ratio = by["unfused / fused softmax time, bf16"]
+    assert ratio.claim.limit == "lower" and ratio.h200 == pytest.approx(3.6)
+    assert ratio.model == pytest.approx(s["byte_ratio"] * 0.93 * 0.9, rel=1e-3)
+    slower = synthetic_gpu_result(softmax_fraction=0.5)
+    assert not {r.quantity: r for r in view.comparison_rows(slower)}[
+        "softmax, Triton (fused) time, fp32"].verdict().startswith("-7%")
     assert lab.fmt(None) == lab.MISSING and lab.fmt(0.931, ".0%") == "93%"
 
 

@@ -19,7 +19,6 @@ PENDING = frozenset({
     "timing",
     "roofline",
     "launch_overhead",
-    "reduction_softmax",
     "gemm",
     "attention",
     "collectives",

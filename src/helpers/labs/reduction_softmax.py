@@ -51,6 +51,7 @@ from helpers.labs import core
 from helpers.labs.core import MISSING, fmt, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.report import Claim
 from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
@@ -79,7 +80,7 @@ INTERPRETER_MAX_COLS = 1024
 FULL_TENSOR_BYTES = 1 << 28
 SMALL_TENSOR_BYTES = 1 << 22
 
-#: The lab's record: its page, sizes and bench settings.
+#: The lab's record: its page, sizes, bench settings and claims (its table's rows name them).
 LAB = core.Lab(
     "reduction_softmax", pages=("labs/reduction-softmax.md",),
     sizes={"cols": (SMALL_COLS, FULL_COLS), "tensor_bytes": (SMALL_TENSOR_BYTES, FULL_TENSOR_BYTES),
@@ -87,7 +88,38 @@ LAB = core.Lab(
            "grading_shape": ((24, 1000), (512, 3000)),
            # the speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)
            "speed_shape": ((256, 4096), (16384, 4096))},
-    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05))
+    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05),
+    claims=(
+        Claim("hbm_bound", "bandwidth of the copy, the row sums and the softmaxes", "bound",
+              model="helpers.specs.GPUSpec.hbm_bytes_per_s", ceilings="datasheet HBM bandwidth",
+              limit="upper", why="each operation's bytes are the least it must move, and HBM "
+                                 "moves no more than its datasheet rate"),
+        Claim("fused_softmax_time", "time of the fused Triton softmax (median over row lengths)",
+              "prediction", model="helpers.models.roofline.memory_time_s",
+              ceilings="copy rate measured in the same run, same dtype and tensor size",
+              tolerance=0.10,
+              why="the fused kernel reads and writes the tensor once, as the copy does; the "
+                  "run's spread is 1-2 %; left out: the gap between a row's load and its store "
+                  "within one program, which other programs on the SM fill only in part (a "
+                  "few per cent, more with long rows)"),
+        Claim("row_sum_time", "time of the Triton row sum (median over row lengths)",
+              "prediction", model="helpers.models.roofline.memory_time_s",
+              ceilings="copy rate measured in the same run, same dtype and tensor size",
+              tolerance=0.10,
+              why="the row sum reads the tensor once; a read-only stream runs a few per cent "
+                  "faster than a copy (no writes to interleave), and the run's spread is 2-4 %",
+              miss="the bf16 row sum is slower than the copy predicts: it takes the fp32 "
+                   "kernel's time (63.6 us, faster than the copy) at 8192 "
+                   "and 16384 columns but 73-85 us at 1024-4096 columns, for the same bytes; "
+                   "so what changes is the kernel's launch configuration per row length "
+                   "(block, steps, warps), not the memory, and the model has no term for it"),
+        Claim("fusion_ratio_bound", "unfused over fused softmax time", "bound",
+              model="helpers.models.roofline.memory_time_s",
+              ceilings="datasheet HBM bandwidth for the unfused passes' bytes, over the fused "
+                       "kernel's measured time", limit="lower",
+              why="the five unfused passes cannot move their bytes faster than HBM's "
+                  "datasheet rate"),
+    ))
 
 
 # --- sizes and byte counts ------------------------------------------------------------------

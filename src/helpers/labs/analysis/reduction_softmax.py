@@ -12,9 +12,11 @@ import statistics
 
 from helpers import specs
 from helpers.labs import report
-from helpers.labs.reduction_softmax import DTYPES, GPU, OPS, TARGET
+from helpers.labs.reduction_softmax import DTYPES, GPU, LAB, OPS, TARGET
+from helpers.models.roofline import memory_time_s
 
-__all__ = ["point_rows", "target_check", "summary", "comparison_rows", "describe"]
+__all__ = ["point_rows", "target_check", "summary", "predicted_times", "fusion_ratio_bound",
+           "comparison_rows", "describe"]
 
 
 _BYTES_OF = {"torch_sum": "sum", "triton_sum": "sum", "torch_softmax": "softmax",
@@ -87,9 +89,46 @@ _LABELS = {"copy": "copy (torch)", "torch_sum": "row sum, torch", "triton_sum": 
            "unfused_softmax": "softmax, unfused torch"}
 
 
+def _median_time(result: dict | None, dtype_name: str, op: str) -> float | None:
+    """Median over row lengths of ``op``'s time (s): every point moves the same bytes."""
+    if result is None:
+        return None
+    times = [p[op]["median_s"] for p in result["measurements"]["points"]
+             if p["dtype"] == dtype_name and op in p]
+    return statistics.median(times) if times else None
+
+
+def predicted_times(result: dict, dtype_name: str) -> dict[str, float]:
+    """The predictions of a result's Triton kernels (s): each moves its bytes at the copy rate
+    measured in the same run (:func:`helpers.models.roofline.memory_time_s`); the bytes are the
+    same at every row length (the tensor's size is fixed), so one time per dtype."""
+    p = next(p for p in result["measurements"]["points"] if p["dtype"] == dtype_name)
+    copy = _copy_rate(result, dtype_name)
+    return {"triton_softmax": memory_time_s(p["bytes"]["softmax"], copy),
+            "triton_sum": memory_time_s(p["bytes"]["sum"], copy)}
+
+
+def fusion_ratio_bound(result: dict, dtype_name: str, gpu: specs.GPUSpec = GPU) -> float | None:
+    """Lower bound on the unfused-over-fused time ratio: the median over row lengths of the
+    unfused softmax's least time (its bytes at ``gpu``'s datasheet HBM bandwidth) over the
+    fused kernel's measured time (Triton's where timed, else torch's)."""
+    bounds = []
+    for p in result["measurements"]["points"]:
+        if p["dtype"] != dtype_name:
+            continue
+        fused = "triton_softmax" if "triton_softmax" in p else "torch_softmax"
+        bounds.append(memory_time_s(p["bytes"]["unfused_softmax"], gpu.hbm_bytes_per_s)
+                      / p[fused]["median_s"])
+    return statistics.median(bounds) if bounds else None
+
+
 def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
-    """The table's rows: model (datasheet HBM bandwidth; byte ratio for unfused/fused), the
-    H200 reference and this machine, per dtype; bandwidths are medians over row lengths."""
+    """The table's rows, each naming its claim (:data:`helpers.labs.reduction_softmax.LAB`):
+    per dtype, every operation's bandwidth (median over row lengths) against ``gpu``'s datasheet
+    HBM bandwidth (a bound); the Triton kernels' times predicted from the run's own copy rate;
+    and the unfused-over-fused time ratio against its datasheet lower bound. Predictions and
+    the ratio's bound come from the reference (without one, from the reader's run)."""
+    basis = ref or mine
     rows = []
     for dtype_name in DTYPES:
         s_ref = summary(ref, dtype_name) if ref is not None else {}
@@ -97,11 +136,18 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSp
         for key in ("copy",) + OPS:
             rows.append(report.Row(f"{_LABELS[key]}, {dtype_name}", "TB/s", 1e12,
                                    model=gpu.hbm_bytes_per_s, h200=s_ref.get(key),
-                                   yours=s_mine.get(key)))
-        byte_ratio = s_ref.get("byte_ratio") or s_mine.get("byte_ratio")
+                                   yours=s_mine.get(key), claim=LAB.claim("hbm_bound")))
+        pred = predicted_times(basis, dtype_name) if basis is not None else {}
+        for op, key in (("triton_softmax", "fused_softmax_time"), ("triton_sum", "row_sum_time")):
+            rows.append(report.Row(f"{_LABELS[op]} time, {dtype_name}", "µs", 1e-6,
+                                   model=pred.get(op), h200=_median_time(ref, dtype_name, op),
+                                   yours=_median_time(mine, dtype_name, op),
+                                   claim=LAB.claim(key)))
+        bound = fusion_ratio_bound(basis, dtype_name, gpu) if basis is not None else None
         rows.append(report.Row(f"unfused / fused softmax time, {dtype_name}", "x", 1.0,
-                               model=byte_ratio, h200=s_ref.get("unfused_over_fused"),
-                               yours=s_mine.get("unfused_over_fused")))
+                               model=bound, h200=s_ref.get("unfused_over_fused"),
+                               yours=s_mine.get("unfused_over_fused"),
+                               claim=LAB.claim("fusion_ratio_bound")))
     return rows
 
 
