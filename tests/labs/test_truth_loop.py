@@ -19,7 +19,6 @@ PENDING = frozenset({
     "timing",
     "roofline",
     "launch_overhead",
-    "gemm",
     "attention",
     "collectives",
     "data_parallel",
