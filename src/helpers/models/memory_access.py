@@ -834,6 +834,12 @@ def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
     float
         :math:`B` (bytes/s).
 
+    References
+    ----------
+    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
+    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
+    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
+
     Examples
     --------
     >>> round(stream_rate_bytes_per_s(2**25, 1, 42.0e-6, dirty_bytes=50 * 2**20) / 1e12, 2)
@@ -872,6 +878,12 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
     -------
     float
         :math:`T` (s).
+
+    References
+    ----------
+    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
+    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
+    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
 
     Assumptions
     -----------
@@ -918,6 +930,12 @@ def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,
     -------
     float
         :math:`T` (s).
+
+    References
+    ----------
+    M. Harris, "An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA Developer Blog, 2013):
+    the copy of the same bytes as the transpose's target; the access cost as
+    :func:`dram_bytes_per_element`.
 
     Assumptions
     -----------
