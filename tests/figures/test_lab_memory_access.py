@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers.figures import lab_memory_access as fig  # noqa: E402
-from helpers.labs.memory_access import predicted_efficiency  # noqa: E402
+from helpers.models.memory_access import predicted_efficiency  # noqa: E402
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

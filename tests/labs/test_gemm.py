@@ -7,6 +7,7 @@ from helpers import specs
 from helpers.kernels import gemm as kern
 from helpers.labs import core
 from helpers.labs import gemm as lab
+from helpers.labs.analysis import gemm as view
 from helpers.models import gemm as gm
 
 H200 = specs.H200_SXM
@@ -99,10 +100,10 @@ def test_cpu_run_writes_a_checked_result(cpu_result):
     assert {(r["m"], r["n"], r["k"]) for r in m["check"]} == set(lab.CHECK_SHAPES)
     assert all(r["max_rel_error"] <= r["tolerance"] for r in m["check"])
     assert m["configs"]["configs"] == []  # the sweep is GPU-only
-    rows = lab.size_rows(cpu_result)
+    rows = view.size_rows(cpu_result)
     assert [r["n"] for r in rows] == lab.sizes()
     assert all(r["torch_flop_per_s"] > 0 and r["torch_of_peak"] is None for r in rows)
-    assert lab.best_config(cpu_result) is None and lab.fp32_rows(cpu_result) == []
+    assert view.best_config(cpu_result) is None and view.fp32_rows(cpu_result) == []
 
 
 def test_cpu_result_is_read_as_a_reference(cpu_result, tmp_path, monkeypatch):
@@ -117,9 +118,9 @@ def test_cpu_result_is_read_as_a_reference(cpu_result, tmp_path, monkeypatch):
 
 def test_config_rows_and_best_config_of_a_gpu_shaped_result():
     r = synthetic_gpu_result()
-    rows = lab.config_rows(r)
+    rows = view.config_rows(r)
     assert len(rows) == len(lab.CONFIGS) and rows[4]["failed"] and rows[4]["flop_per_s"] is None
-    best = lab.best_config(r)
+    best = view.best_config(r)
     assert best["name"] == kern.GemmConfig(*lab.CONFIGS[-1]).name
     assert best["of_torch"] == pytest.approx((500e12 + 80e12) / 700e12)
     assert best["of_peak"] == pytest.approx((500e12 + 80e12) / H200.peak_flop_per_s("bf16"))
@@ -127,13 +128,31 @@ def test_config_rows_and_best_config_of_a_gpu_shaped_result():
 
 
 def test_comparison_rows_without_a_run_of_ones_own():
-    rows = lab.comparison_rows(synthetic_gpu_result())
+    rows = view.comparison_rows(synthetic_gpu_result())
     assert all(r.yours is None for r in rows)
     assert any(r.model is not None and r.h200 is not None for r in rows)
 
 
+def test_every_row_names_a_claim_and_the_prediction_follows_the_runs_cublas_rate():
+    r = synthetic_gpu_result()
+    rows = [row for row in view.comparison_rows(r) if row.model is not None]
+    assert all(row.claim in lab.LAB.claims for row in rows)
+    pred = {row.quantity: row for row in rows if row.claim.key == "triton_rate"}
+    bm, bn = lab.CONFIGS[-1][:2]
+    for n in (1024, 8192):
+        row = pred[f"Triton bf16 {n}^3, from cuBLAS's rate"]
+        tiles = gm.tile_count(n, n, bm, bn)
+        # the full-wave rate is the run's torch rate (700 TFLOP/s), not the datasheet peak
+        assert row.model == pytest.approx(700e12 * gm.wave_efficiency(tiles, 132)
+                                          * gm.tile_quantization_efficiency(n, n, bm, bn))
+        assert row.h200 == pytest.approx(600e12)
+    bound = next(row for row in rows if row.claim.key == "wave_bound")
+    assert bound.model == pytest.approx(view.predicted_rate_flop_per_s(8192, bm, bn))
+    assert bound.model <= H200.peak_flop_per_s("bf16")
+
+
 def test_size_rows_carry_the_wave_model():
-    rows = lab.size_rows(synthetic_gpu_result())
+    rows = view.size_rows(synthetic_gpu_result())
     bm, bn = lab.CONFIGS[-1][:2]
     for r in rows:
         tiles = gm.tile_count(r["n"], r["n"], bm, bn)

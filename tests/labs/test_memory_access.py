@@ -8,7 +8,9 @@ import torch
 
 from helpers.labs import core
 from helpers.labs import memory_access as lab
+from helpers.labs.analysis import memory_access as view
 from helpers.kernels import memory_access as kern
+from helpers.models import memory_access as ma
 
 triton = pytest.importorskip("triton")
 tl = triton.language
@@ -62,7 +64,7 @@ def test_cpu_run_writes_a_valid_result(result_file):
     assert m["strided_read"]["segment_bytes"] == lab.CPU_LINE_BYTES
     for row in rows:
         assert row["bench"]["checked"] and row["useful_bytes_per_s"] > 0
-        assert row["predicted_efficiency"] == lab.predicted_efficiency(
+        assert row["predicted_efficiency"] == ma.predicted_efficiency(
             row["stride"], 4, segment_bytes=64)
     assert set(m["transpose"]["ops"]) == {"copy", "torch"}
     assert all(op["bench"]["checked"] for op in m["transpose"]["ops"].values())
@@ -126,12 +128,9 @@ def test_performance_is_not_graded_on_a_cpu():
     assert lab.grade_transpose_performance(kern.transpose_tiled_kernel, "cpu") is None
 
 
-def test_the_runner_reexports_the_models_predictions_for_its_page():
+def test_the_runner_uses_the_models_constants():
     from helpers.models import memory_access as ma
 
-    for name in ("predicted_efficiency", "predicted_conflict_degree",
-                 "predicted_strided_bytes_per_s", "predicted_transpose_time_s"):
-        assert getattr(lab, name) is getattr(ma, name)
     assert lab.ELEMENT_BYTES == ma.FP32_BYTES == 4 and lab.SECTOR_BYTES == ma.SECTOR_BYTES
 
 
@@ -175,9 +174,40 @@ def test_page_reads_a_reference_file_when_there_is_one(result_file, monkeypatch,
     result = core.load_result(result_file)
     glued, keys = _run_page_cells(monkeypatch, tmp_path, result)
     assert keys <= set(glued), sorted(keys - set(glued))
-    ratios = lab.stride_ratios(result)
+    ratios = view.stride_ratios(result)
     assert glued["labmem_ref_r8_pct"] == f"{100 * ratios[8]:.3g}"
     assert glued["labmem_ref_s8_side"] in ("above", "below")
     # a CPU result has no Triton timings and no bank-conflict measurement: those stay pending
     assert glued["labmem_ref_triton_tiled_pct"] == "(not measured yet)"
     assert "Not measured on the H200" in glued["labmem_ref_bank_note"]
+
+
+# --- the analysis: claims and predictions computed from the result ------------------------------
+
+def test_every_row_names_a_declared_claim_and_predictions_follow_the_result():
+    import copy
+
+    ref = core.reference_or_none("memory_access")
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    assert all(r.claim in lab.LAB.claims for r in rows)
+    pred = {r.quantity: r.model for r in rows if r.claim.key == "strided_read_time"}
+    assert set(pred) == {f"strided read time, stride {s}" for s in lab.STRIDES[1:]}
+    # the prediction is built from the run's own stride-1 read: a slower stride 1, slower model
+    slow = copy.deepcopy(ref)
+    slow["measurements"]["strided_read"]["rows"][0]["bench"]["median_s"] *= 2
+    slow_pred = {r.quantity: r.model for r in view.comparison_rows(slow)
+                 if r.claim.key == "strided_read_time"}
+    assert all(slow_pred[q] == pytest.approx(2 * pred[q]) for q in pred)
+    # the transposes' predictions follow the run's copy
+    t = {r.quantity: r.model for r in rows if r.claim.key == "transpose_time"}
+    copy_s = ref["measurements"]["transpose"]["ops"]["copy"]["bench"]["median_s"]
+    assert t["triton tiled time"] == copy_s and t["triton naive time"] == pytest.approx(8.5 * copy_s)
+
+
+def test_dirty_bytes_only_when_the_run_flushed():
+    flushed = {"tier": "gpu", "settings": {"flush_cache_strided": True}}
+    assert view.dirty_bytes(flushed, 100.0) == 100.0
+    assert view.dirty_bytes({"tier": "gpu", "settings": {}}, 100.0) == 0.0
+    assert view.dirty_bytes(flushed | {"tier": "cpu"}, 100.0) == 0.0  # no GPU L2 to write back

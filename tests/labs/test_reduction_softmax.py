@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from helpers import specs
 from helpers.labs import core
 from helpers.labs import reduction_softmax as lab
+from helpers.labs.analysis import reduction_softmax as view
 from helpers.kernels import reduction_softmax as kern
 
 H200 = specs.H200_SXM
@@ -150,13 +151,13 @@ def test_cpu_run_writes_a_complete_result(cpu_result):
 
 
 def test_cpu_analysis(cpu_result):
-    rows = lab.point_rows(cpu_result)
+    rows = view.point_rows(cpu_result)
     assert {r["op"] for r in rows} == {"torch_sum", "torch_softmax", "unfused_softmax"}
-    assert lab.target_check(cpu_result) is None
-    s = lab.summary(cpu_result, "fp32")
+    assert view.target_check(cpu_result) is None
+    s = view.summary(cpu_result, "fp32")
     assert s["triton_softmax"] is None and s["torch_softmax"] > 0
     assert s["byte_ratio"] == pytest.approx(4.0, rel=0.02)
-    assert "interpreter" in lab.describe(cpu_result)
+    assert "interpreter" in view.describe(cpu_result)
 
 
 def test_reference_is_read_when_the_file_exists(cpu_result, tmp_path, monkeypatch):
@@ -165,7 +166,7 @@ def test_reference_is_read_when_the_file_exists(cpu_result, tmp_path, monkeypatc
     (tmp_path / f"{lab.LAB}.json").write_text(json.dumps(cpu_result))
     ref = lab.reference_or_none()
     assert ref["measurements"]["points"] == cpu_result["measurements"]["points"]
-    table = lab.comparison_rows(ref, cpu_result)
+    table = view.comparison_rows(ref, cpu_result)
     assert table[0].quantity == "copy (torch), fp32" and table[0].h200 == table[0].yours
 
 
@@ -173,17 +174,32 @@ def test_reference_is_read_when_the_file_exists(cpu_result, tmp_path, monkeypatc
 
 def test_analysis_recovers_the_synthetic_fractions():
     res = synthetic_gpu_result(softmax_fraction=0.93, unfused_slowdown=3.6, copy_fraction=0.9)
-    t = lab.target_check(res)
+    t = view.target_check(res)
     assert t["met"] and t["worst_fraction"] == pytest.approx(0.93) and t["n_met"] == t["n"] == 6
-    assert not lab.target_check(synthetic_gpu_result(softmax_fraction=0.85))["met"]
-    for r in lab.point_rows(res):
+    assert not view.target_check(synthetic_gpu_result(softmax_fraction=0.85))["met"]
+    for r in view.point_rows(res):
         if r["op"] == "triton_softmax":
             assert r["hbm_fraction"] == pytest.approx(0.93 * 0.9)
-    s = lab.summary(res, "bf16")
+    s = view.summary(res, "bf16")
     assert s["unfused_over_fused"] == pytest.approx(3.6)
-    rows = lab.comparison_rows(res, None)
-    assert len(rows) == 2 * (1 + len(lab.OPS) + 1)
+    rows = view.comparison_rows(res, None)
+    assert len(rows) == 2 * (1 + len(lab.OPS) + 2 + 1)
     assert rows[0].error() == f"{1 / 0.9 - 1:+.0%}"
+    assert all(r.claim in lab.LAB.claims for r in rows)
+    by = {r.quantity: r for r in rows}
+    # the predictions follow the run's own copy: a softmax at 93 % of the copy is 7 % slower
+    fused = by["softmax, Triton (fused) time, fp32"]
+    assert fused.claim.kind == "prediction"
+    assert (fused.model - fused.h200) / fused.h200 == pytest.approx(0.93 - 1)
+    assert by["row sum, Triton time, bf16"].model == pytest.approx(
+        by["row sum, Triton time, bf16"].h200, rel=2e-3)  # one element per row: 1/cols of the bytes
+    # the ratio's bound: unfused bytes at the datasheet rate over the fused time
+    ratio = by["unfused / fused softmax time, bf16"]
+    assert ratio.claim.limit == "lower" and ratio.h200 == pytest.approx(3.6)
+    assert ratio.model == pytest.approx(s["byte_ratio"] * 0.93 * 0.9, rel=1e-3)
+    slower = synthetic_gpu_result(softmax_fraction=0.5)
+    assert not {r.quantity: r for r in view.comparison_rows(slower)}[
+        "softmax, Triton (fused) time, fp32"].verdict().startswith("-7%")
     assert lab.fmt(None) == lab.MISSING and lab.fmt(0.931, ".0%") == "93%"
 
 
@@ -233,7 +249,7 @@ def test_the_gpu_path_of_a_point_runs_on_a_tiny_tensor(monkeypatch):
     assert all(e <= p["tolerance"] for e in p["max_error"].values())
     copy = lab.measure_copy("cpu", gen, "fp32")
     res = {"measurements": {"copy": {"fp32": copy}, "points": [p]}}
-    rows = lab.point_rows(res)
+    rows = view.point_rows(res)
     assert {r["op"] for r in rows} == set(lab.OPS)
-    t = lab.target_check(res)
+    t = view.target_check(res)
     assert t["n"] == 1 and t["worst_cols"] == 100

@@ -135,7 +135,7 @@ def lab_structure_diagram() -> Figure:
 
 def rate_vs_size_figure(rows: Sequence[dict], *, title: str, peak_flop_per_s: float | None = None):
     """Rate against size for torch (and Triton when present), with the wave model's efficiency
-    on a second axis. ``rows`` are :func:`helpers.labs.gemm.size_rows` (or the same keys)."""
+    on a second axis. ``rows`` are :func:`helpers.labs.analysis.gemm.size_rows` (or the same keys)."""
     if not rows:
         raise ValueError("need at least one row")
     fig, ax = new_figure(width_in=7.5, height_in=3.6)

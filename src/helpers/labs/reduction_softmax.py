@@ -31,9 +31,11 @@ reference result measured on an H200 (:func:`reference_or_none`). Run as
 ``python -m helpers.labs.reduction_softmax --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_softmax` and
-:func:`grade_softmax_speed` (the grader of the page's exercise), :func:`grading_inputs` (rows
-of very different magnitudes, which overflow a softmax that does not subtract the maximum) and
-the analysis helpers (:func:`point_rows`, :func:`target_check`, :func:`comparison_rows`).
+:func:`grade_softmax_speed` (the grader of the page's exercise) and :func:`grading_inputs` (rows
+of very different magnitudes, which overflow a softmax that does not subtract the maximum).
+What the page computes from a result (:func:`~helpers.labs.analysis.reduction_softmax.point_rows`,
+``target_check``, ``summary``, ``comparison_rows``, ``describe``) lives in
+:mod:`helpers.labs.analysis.reduction_softmax`.
 
 >>> softmax_bytes(1024, 4096, 4) / 2**20, unfused_softmax_bytes(1024, 4096, 4) / 2**20
 (32.0, 128.015625)
@@ -41,15 +43,15 @@ the analysis helpers (:func:`point_rows`, :func:`target_check`, :func:`compariso
 
 from __future__ import annotations
 
-import statistics
 from typing import Callable
 
 from helpers import specs
 from helpers.bench import sync
-from helpers.labs import core, report
+from helpers.labs import core
 from helpers.labs.core import MISSING, fmt, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
+from helpers.labs.report import Claim
 from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
@@ -57,8 +59,7 @@ __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS"
            "col_sizes", "tensor_bytes",
            "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
            "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
-           "reference_or_none", "point_rows", "target_check", "summary", "comparison_rows",
-           "describe", "fmt", "MISSING", "grading_inputs", "grade_softmax",
+           "reference_or_none", "fmt", "MISSING", "grading_inputs", "grade_softmax",
            "grade_softmax_speed", "main"]
 
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
@@ -79,7 +80,7 @@ INTERPRETER_MAX_COLS = 1024
 FULL_TENSOR_BYTES = 1 << 28
 SMALL_TENSOR_BYTES = 1 << 22
 
-#: The lab's record: its page, sizes and bench settings.
+#: The lab's record: its page, sizes, bench settings and claims (its table's rows name them).
 LAB = core.Lab(
     "reduction_softmax", pages=("labs/reduction-softmax.md",),
     sizes={"cols": (SMALL_COLS, FULL_COLS), "tensor_bytes": (SMALL_TENSOR_BYTES, FULL_TENSOR_BYTES),
@@ -87,7 +88,38 @@ LAB = core.Lab(
            "grading_shape": ((24, 1000), (512, 3000)),
            # the speed check's fp32 tensor: 256 MiB in rows of 4096 (a few MiB on a CPU)
            "speed_shape": ((256, 4096), (16384, 4096))},
-    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05))
+    budget_s=(0.1, 0.3), warmup_s=(0.02, 0.05),
+    claims=(
+        Claim("hbm_bound", "bandwidth of the copy, the row sums and the softmaxes", "bound",
+              model="helpers.specs.GPUSpec.hbm_bytes_per_s", ceilings="datasheet HBM bandwidth",
+              limit="upper", why="each operation's bytes are the least it must move, and HBM "
+                                 "moves no more than its datasheet rate"),
+        Claim("fused_softmax_time", "time of the fused Triton softmax (median over row lengths)",
+              "prediction", model="helpers.models.roofline.memory_time_s",
+              ceilings="copy rate measured in the same run, same dtype and tensor size",
+              tolerance=0.10,
+              why="the fused kernel reads and writes the tensor once, as the copy does; the "
+                  "run's spread is 1-2 %; left out: the gap between a row's load and its store "
+                  "within one program, which other programs on the SM fill only in part (a "
+                  "few per cent, more with long rows)"),
+        Claim("row_sum_time", "time of the Triton row sum (median over row lengths)",
+              "prediction", model="helpers.models.roofline.memory_time_s",
+              ceilings="copy rate measured in the same run, same dtype and tensor size",
+              tolerance=0.10,
+              why="the row sum reads the tensor once; a read-only stream runs a few per cent "
+                  "faster than a copy (no writes to interleave), and the run's spread is 2-4 %",
+              miss="the bf16 row sum is slower than the copy predicts: it takes the fp32 "
+                   "kernel's time (63.6 us, faster than the copy) at 8192 "
+                   "and 16384 columns but 73-85 us at 1024-4096 columns, for the same bytes; "
+                   "so what changes is the kernel's launch configuration per row length "
+                   "(block, steps, warps), not the memory, and the model has no term for it"),
+        Claim("fusion_ratio_bound", "unfused over fused softmax time", "bound",
+              model="helpers.models.roofline.memory_time_s",
+              ceilings="datasheet HBM bandwidth for the unfused passes' bytes, over the fused "
+                       "kernel's measured time", limit="lower",
+              why="the five unfused passes cannot move their bytes faster than HBM's "
+                  "datasheet rate"),
+    ))
 
 
 # --- sizes and byte counts ------------------------------------------------------------------
@@ -318,113 +350,6 @@ def run(device: str | None = None) -> dict:
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
-
-
-# --- analysis (the page's tables and plots) -------------------------------------------------
-
-_BYTES_OF = {"torch_sum": "sum", "triton_sum": "sum", "torch_softmax": "softmax",
-             "triton_softmax": "softmax", "unfused_softmax": "unfused_softmax"}
-
-
-def _copy_rate(result: dict, dtype_name: str) -> float:
-    c = result["measurements"]["copy"][dtype_name]
-    return c["moved_bytes"] / c["bench"]["median_s"]
-
-
-def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """Per point and operation: bytes moved, achieved bytes/s, and its fraction of the measured
-    copy bandwidth and of ``gpu``'s datasheet HBM bandwidth (operations not timed: absent)."""
-    rows = []
-    for p in result["measurements"]["points"]:
-        copy = _copy_rate(result, p["dtype"])
-        for op in OPS:
-            if op not in p:
-                continue
-            q = p["bytes"][_BYTES_OF[op]]
-            t = p[op]["median_s"]
-            rows.append({"dtype": p["dtype"], "cols": p["cols"], "rows": p["rows"], "op": op,
-                         "bytes": q, "time_s": t, "bytes_per_s": q / t,
-                         "copy_fraction": q / t / copy, "hbm_fraction": q / t / gpu.hbm_bytes_per_s,
-                         "copy_bytes_per_s": copy, "spread": p[op]["spread"],
-                         "max_error": p["max_error"][op]})
-    return rows
-
-
-def target_check(result: dict, target: float = TARGET) -> dict | None:
-    """Whether the fused Triton softmax reaches ``target`` of the copy bandwidth everywhere.
-
-    Returns the worst and best fractions and the point of the worst, or None when the result
-    has no timed Triton softmax (the CPU tier).
-    """
-    rows = [r for r in point_rows(result) if r["op"] == "triton_softmax"]
-    if not rows:
-        return None
-    worst = min(rows, key=lambda r: r["copy_fraction"])
-    return {"target": target, "met": worst["copy_fraction"] >= target,
-            "worst_fraction": worst["copy_fraction"], "worst_dtype": worst["dtype"],
-            "worst_cols": worst["cols"],
-            "best_fraction": max(r["copy_fraction"] for r in rows),
-            "n_met": sum(r["copy_fraction"] >= target for r in rows), "n": len(rows)}
-
-
-def summary(result: dict, dtype_name: str) -> dict:
-    """Per operation of ``dtype_name``: the median over row lengths of achieved bytes/s, plus
-    the copy bandwidth and the unfused/fused time ratio (median over row lengths)."""
-    rows = [r for r in point_rows(result) if r["dtype"] == dtype_name]
-    out: dict = {"copy": _copy_rate(result, dtype_name)}
-    for op in OPS:
-        vals = [r["bytes_per_s"] for r in rows if r["op"] == op]
-        out[op] = statistics.median(vals) if vals else None
-    ratios = []
-    for p in result["measurements"]["points"]:
-        fused = "triton_softmax" if "triton_softmax" in p else "torch_softmax"
-        if p["dtype"] == dtype_name:
-            ratios.append(p["unfused_softmax"]["median_s"] / p[fused]["median_s"])
-    out["unfused_over_fused"] = statistics.median(ratios) if ratios else None
-    pts = [p for p in result["measurements"]["points"] if p["dtype"] == dtype_name]
-    out["byte_ratio"] = (pts[0]["bytes"]["unfused_softmax"] / pts[0]["bytes"]["softmax"]
-                         if pts else None)
-    return out
-
-
-_LABELS = {"copy": "copy (torch)", "torch_sum": "row sum, torch", "triton_sum": "row sum, Triton",
-           "torch_softmax": "softmax, torch", "triton_softmax": "softmax, Triton (fused)",
-           "unfused_softmax": "softmax, unfused torch"}
-
-
-def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
-    """The table's rows: model (datasheet HBM bandwidth; byte ratio for unfused/fused), the
-    H200 reference and this machine, per dtype; bandwidths are medians over row lengths."""
-    rows = []
-    for dtype_name in DTYPES:
-        s_ref = summary(ref, dtype_name) if ref is not None else {}
-        s_mine = summary(mine, dtype_name) if mine is not None else {}
-        for key in ("copy",) + OPS:
-            rows.append(report.Row(f"{_LABELS[key]}, {dtype_name}", "TB/s", 1e12,
-                                   model=gpu.hbm_bytes_per_s, h200=s_ref.get(key),
-                                   yours=s_mine.get(key)))
-        byte_ratio = s_ref.get("byte_ratio") or s_mine.get("byte_ratio")
-        rows.append(report.Row(f"unfused / fused softmax time, {dtype_name}", "x", 1.0,
-                               model=byte_ratio, h200=s_ref.get("unfused_over_fused"),
-                               yours=s_mine.get("unfused_over_fused")))
-    return rows
-
-
-def describe(result: dict) -> str:
-    """A few lines summarizing a result: copy bandwidth and each operation's rate."""
-    from helpers.units import fmt_rate
-
-    lines = []
-    for c in result["measurements"].get("triton_checked", []):
-        lines.append(f"Triton {c['dtype']} {c['rows']}x{c['cols']} (interpreter, not timed): "
-                     f"softmax error {c['softmax_max_error']:.1e}, row sum {c['sum_max_error']:.1e}")
-    for dtype_name in DTYPES:
-        lines.append(f"copy {dtype_name}: {fmt_rate(_copy_rate(result, dtype_name), 'B/s')}")
-    for r in point_rows(result):
-        lines.append(f"{r['dtype']} {r['rows']}x{r['cols']} {r['op']}: "
-                     f"{fmt_rate(r['bytes_per_s'], 'B/s')} ({r['copy_fraction']:.0%} of copy), "
-                     f"error {r['max_error']:.1e}")
-    return "\n".join(lines)
 
 
 # --- grading --------------------------------------------------------------------------------

@@ -374,3 +374,65 @@ def wave_panel_bytes(m: int, n: int, k: int, block_m: int, block_n: int,
         wave = order[start:start + per]
         total += len({i for i, _ in wave}) * bm + len({j for _, j in wave}) * bn
     return float(total * k * b)
+
+
+# --- the GEMM lab's truth loop: a tiled kernel's rate from a measured full-wave rate ----------
+# (labs/gemm.md, "Check"; tests in tests/models/test_gemm_claims_labs2.py)
+
+__all__ += ["quantized_rate_flop_per_s"]
+
+
+def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
+                              full_rate_flop_per_s: float, sms: int,
+                              ctas_per_sm: int = 1) -> float:
+    r"""Rate of a tiled GEMM whose SMs, when all busy, run at ``full_rate_flop_per_s`` (FLOP/s).
+
+    .. math:: R = R_\text{full}\;\eta_\text{wave}\;\eta_\text{tile}
+
+    The :math:`M \times N` result is cut into :math:`B_M \times B_N` tiles, one CTA each; the
+    GEMM takes whole waves of tiles (:func:`wave_efficiency`) and computes the padding of
+    partial tiles (:func:`tile_quantization_efficiency`). :math:`R_\text{full}` is the rate of
+    a full wave: the datasheet's dense peak gives a bound; a rate measured on the same GPU (the
+    vendor library's rate at a large size, where its waves are full) gives a prediction.
+
+    Parameters
+    ----------
+    m, n : int
+        The result's rows and columns.
+    block_m, block_n : int
+        The tile (elements).
+    full_rate_flop_per_s : float
+        :math:`R_\text{full}` (FLOP/s).
+    sms : int
+        SMs on the GPU.
+    ctas_per_sm : int
+        CTAs resident per SM (1 for the lab's large-tile kernels).
+
+    Returns
+    -------
+    float
+        :math:`R` (FLOP/s).
+
+    Assumptions
+    -----------
+    Every tile takes the same time; a tile's time does not depend on the problem's size, so
+    fixed costs (launch, the pipeline's fill and drain, the epilogue) are negligible against
+    a tile's K loop: true for long K loops, not for products of a few thousand or less.
+
+    References
+    ----------
+    NVIDIA, *Matrix Multiplication Background User's Guide*, sections 3.1 "Tile Quantization"
+    and 3.2 "Wave Quantization".
+
+    Examples
+    --------
+    The H200's dense bf16 peak (989.4 TFLOP/s) and 128 x 256 tiles on its 132 SMs:
+
+    >>> round(quantized_rate_flop_per_s(8192, 8192, 128, 256, full_rate_flop_per_s=989.4e12,
+    ...                                 sms=132) / 1e12, 1)
+    959.4
+    """
+    r = _checks.positive("full_rate_flop_per_s", full_rate_flop_per_s)
+    tiles = tile_count(m, n, block_m, block_n)
+    return (r * wave_efficiency(tiles, sms, ctas_per_sm)
+            * tile_quantization_efficiency(m, n, block_m, block_n))

@@ -745,3 +745,266 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
     half = m * n * FP32_BYTES
     eta_w = predicted_efficiency(write_stride, FP32_BYTES)
     return half / peak + half / (eta_w * peak)
+
+
+# --- the memory-access lab's truth loop: predictions from the run's own stream rates ----------
+# (labs/memory-access.md, "Check"; tests in tests/models/test_memory_access_claims_labs2.py)
+
+#: Bytes the L2 cache moves from or to HBM for one isolated access: a 64-byte fetch (two
+#: sectors) for a read, a 32-byte read-modify-write of a sector for a partial write.
+DRAM_ACCESS_BYTES = 64
+
+__all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "stream_rate_bytes_per_s",
+            "strided_read_time_s", "transpose_time_from_copy_s", "smem_transpose_min_time_s"]
+
+
+def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
+                           access_bytes: int = DRAM_ACCESS_BYTES) -> float:
+    r"""HBM bytes a long strided stream moves per element it uses (bytes).
+
+    .. math:: q(s) = \min(s\,b,\ G)
+
+    Below :math:`G` bytes between elements, every byte of every :math:`G`-byte access in the
+    span is moved once (so :math:`s\,b` per element); from :math:`G` apart on, each element
+    costs one whole access. :math:`G` = 64: the L2 cache fetches 64 bytes (two sectors) per
+    read miss, its fetch granularity (a hint of 0 to 128 bytes, ``CU_LIMIT_MAX_L2_FETCH_
+    GRANULARITY``), and a partial write of a 32-byte sector costs a read and a write of it
+    (32 + 32 bytes, a read-modify-write of the sector). The lab's H200 reference shows
+    it: its strided read's time doubles from stride 8 (32 B apart) to 16 (64 B), where a
+    32-byte-sector model stays flat. :func:`bytes_moved_per_useful_byte` times :math:`b`.
+
+    Parameters
+    ----------
+    stride : int
+        :math:`s`, elements between consecutive used elements (>= 1).
+    element_bytes : int
+        :math:`b` (bytes).
+    access_bytes : int
+        :math:`G`, bytes per isolated access (64 on Hopper; 32 for a sector-only model).
+
+    Returns
+    -------
+    float
+        Bytes moved per element used.
+
+    References
+    ----------
+    NVIDIA CUDA Driver API, ``CUlimit``: ``CU_LIMIT_MAX_L2_FETCH_GRANULARITY`` ("between 0
+    and 128 ... the maximum fetch granularity of L2 (in Bytes). This is a hint"); NVIDIA CUDA
+    C++ Best Practices Guide, "Coalesced Access to Global Memory" (32-byte sectors).
+
+    Examples
+    --------
+    >>> [dram_bytes_per_element(s) for s in (1, 2, 8, 16, 64)]
+    [4.0, 8.0, 32.0, 64.0, 64.0]
+    """
+    s = _checks.positive_int("stride", stride)
+    b = _checks.positive_int("element_bytes", element_bytes)
+    g = _checks.positive_int("access_bytes", access_bytes)
+    return bytes_moved_per_useful_byte(stride_elements=s, bytes_per_element=b,
+                                       segment_bytes=g) * b
+
+
+def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
+                            dirty_bytes: float = 0.0, element_bytes: int = FP32_BYTES,
+                            access_bytes: int = DRAM_ACCESS_BYTES) -> float:
+    r"""HBM rate implied by a measured strided read (bytes/s): the bytes it moved over its time.
+
+    .. math:: B = \frac{n\,q(s) + Q_{\text{dirty}}}{T}
+
+    :math:`Q_{\text{dirty}}`: dirty bytes the read must write back first (an L2 cache left
+    full of dirty lines by a cache flush that *writes* a buffer, as ``bench(flush_cache=True)``
+    does: the whole L2).
+
+    Parameters
+    ----------
+    n_elements : int
+        :math:`n`, elements summed.
+    stride : int
+        :math:`s` (elements).
+    time_s : float
+        :math:`T`, the measured time (s).
+    dirty_bytes : float
+        :math:`Q_{\text{dirty}}` (bytes, >= 0).
+    element_bytes, access_bytes : int
+        As :func:`dram_bytes_per_element`.
+
+    Returns
+    -------
+    float
+        :math:`B` (bytes/s).
+
+    References
+    ----------
+    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
+    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
+    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
+
+    Examples
+    --------
+    >>> round(stream_rate_bytes_per_s(2**25, 1, 42.0e-6, dirty_bytes=50 * 2**20) / 1e12, 2)
+    4.44
+    """
+    n = _checks.positive_int("n_elements", n_elements)
+    t = _checks.positive("time_s", time_s)
+    dirty = _checks.positive("dirty_bytes", dirty_bytes, allow_zero=True)
+    q = dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes)
+    return (n * q + dirty) / t
+
+
+def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: float,
+                        dirty_bytes: float = 0.0, element_bytes: int = FP32_BYTES,
+                        access_bytes: int = DRAM_ACCESS_BYTES) -> float:
+    r"""Time of a read of ``n_elements`` elements ``stride`` apart at a stream rate (seconds).
+
+    .. math:: T(s) = \frac{n\,q(s) + Q_{\text{dirty}}}{B}
+
+    with :math:`q(s)` from :func:`dram_bytes_per_element` and :math:`B` the rate of a read
+    stream: the lab takes it from its own stride-1 read (:func:`stream_rate_bytes_per_s`), so
+    the prediction for every other stride uses no datasheet number.
+
+    Parameters
+    ----------
+    n_elements, stride : int
+        :math:`n` and :math:`s`.
+    stream_bytes_per_s : float
+        :math:`B` (bytes/s).
+    dirty_bytes : float
+        :math:`Q_{\text{dirty}}`, bytes written back during the read (>= 0).
+    element_bytes, access_bytes : int
+        As :func:`dram_bytes_per_element`.
+
+    Returns
+    -------
+    float
+        :math:`T` (s).
+
+    References
+    ----------
+    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
+    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
+    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
+
+    Assumptions
+    -----------
+    The read is bandwidth-bound at every stride; no moved byte is served twice from the L2;
+    address translation and DRAM row misses cost nothing (they do, once the span is several
+    GB: see the lab's page).
+
+    Examples
+    --------
+    >>> b = stream_rate_bytes_per_s(2**25, 1, 42.0e-6, dirty_bytes=50 * 2**20)
+    >>> round(strided_read_time_s(2**25, 8, stream_bytes_per_s=b, dirty_bytes=50 * 2**20) * 1e6)
+    253
+    """
+    n = _checks.positive_int("n_elements", n_elements)
+    rate = _checks.positive("stream_bytes_per_s", stream_bytes_per_s)
+    dirty = _checks.positive("dirty_bytes", dirty_bytes, allow_zero=True)
+    q = dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes)
+    return (n * q + dirty) / rate
+
+
+def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,
+                               element_bytes: int = FP32_BYTES,
+                               access_bytes: int = DRAM_ACCESS_BYTES) -> float:
+    r"""Time of a transpose that reads rows and writes ``write_stride`` apart, from a copy's (s).
+
+    .. math:: T = T_{\text{copy}}\,\frac{1 + q(s_w)/b}{2}
+
+    A copy of the same matrix moves :math:`Q/2` read and :math:`Q/2` written in
+    :math:`T_{\text{copy}}`; the transpose reads the same bytes and writes each element at a
+    cost of :math:`q(s_w)` bytes (:func:`dram_bytes_per_element`). A tiled transpose
+    (:math:`s_w = 1`) takes a copy's time; a naive one writes down columns,
+    :math:`s_w = M`: :math:`(1 + 64/4)/2 = 8.5` copies.
+
+    Parameters
+    ----------
+    copy_time_s : float
+        :math:`T_{\text{copy}}`, the measured copy of the same bytes (s).
+    write_stride : int
+        :math:`s_w`, elements between consecutive writes (1 tiled, ``rows`` naive).
+    element_bytes, access_bytes : int
+        As :func:`dram_bytes_per_element`.
+
+    Returns
+    -------
+    float
+        :math:`T` (s).
+
+    References
+    ----------
+    M. Harris, "An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA Developer Blog, 2013):
+    the copy of the same bytes as the transpose's target; the access cost as
+    :func:`dram_bytes_per_element`.
+
+    Assumptions
+    -----------
+    Bandwidth-bound on both sides; partial writes to one sector are not merged in the L2
+    before it writes them back (the naive kernel's neighbours in a column are written by
+    other programs, long after).
+
+    Examples
+    --------
+    >>> transpose_time_from_copy_s(1.0), transpose_time_from_copy_s(1.0, write_stride=8192)
+    (1.0, 8.5)
+    """
+    t = _checks.positive("copy_time_s", copy_time_s)
+    b = _checks.positive_int("element_bytes", element_bytes)
+    s_w = _checks.positive_int("write_stride", write_stride)
+    a_w = dram_bytes_per_element(s_w, b, access_bytes=access_bytes) / b
+    return t * (1.0 + a_w) / 2.0
+
+
+def smem_transpose_min_time_s(rows: int, cols: int, *, padding_words: int, n_sms: int,
+                              clock_hz: float, hbm_bytes_per_s: float,
+                              tile_dim: int = 32) -> float:
+    r"""Least time of a shared-memory tiled float32 transpose (seconds): banks or HBM.
+
+    .. math:: T \ge \max\!\left(\frac{N_{\text{tiles}}\, t\,(1 + D)}{n_{\text{SM}}\, f},\
+              \frac{2\,M N b}{B}\right), \qquad D = \gcd(t + \text{pad}, 32)
+
+    Each :math:`t \times t` tile is stored by rows (:math:`t` warp-wide row stores, one pass
+    each) and read by columns (:math:`t` column reads of :math:`D` passes each,
+    :func:`predicted_conflict_degree`); an SM serves one pass (32 banks x 4 bytes) per clock.
+    The HBM side moves the matrix twice at the datasheet bandwidth.
+
+    Parameters
+    ----------
+    rows, cols : int
+        :math:`M \times N`, the matrix (float32).
+    padding_words : int
+        Padding per tile row (0: ``tile[32][32]``, 1: ``tile[32][33]``).
+    n_sms : int
+        :math:`n_{\text{SM}}`.
+    clock_hz : float
+        :math:`f`, the SM clock (the datasheet's boost clock for a bound).
+    hbm_bytes_per_s : float
+        :math:`B` (datasheet).
+    tile_dim : int
+        :math:`t` (32 in the lab's CUDA C kernel).
+
+    Returns
+    -------
+    float
+        The lower bound on the time (s).
+
+    References
+    ----------
+    NVIDIA CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks"; M. Harris, "An
+    Efficient Matrix Transpose in CUDA C/C++" (2013).
+
+    Examples
+    --------
+    >>> round(smem_transpose_min_time_s(8192, 8192, padding_words=0, n_sms=132, clock_hz=1.98e9,
+    ...                                 hbm_bytes_per_s=4.8e12) * 1e6, 1)
+    264.8
+    """
+    m = _checks.positive_int("rows", rows)
+    n = _checks.positive_int("cols", cols)
+    sms = _checks.positive_int("n_sms", n_sms)
+    f = _checks.positive("clock_hz", clock_hz)
+    hbm = _checks.positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    t = _checks.positive_int("tile_dim", tile_dim)
+    d = predicted_conflict_degree(t, padding_words)
+    tiles = -(-m // t) * -(-n // t)
+    return max(tiles * t * (1 + d) / (sms * f), 2.0 * m * n * FP32_BYTES / hbm)

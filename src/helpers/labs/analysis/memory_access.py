@@ -1,0 +1,216 @@
+"""What the memory-access lab's page computes from a result (``labs/memory-access.md``).
+
+The runner :mod:`helpers.labs.memory_access` measures and writes a result; this module reads
+one (the shipped H200 reference or the reader's run) and gives the page its stride panel, its
+ratios and rates, and the rows of its model-vs-H200 table. The models are
+:mod:`helpers.models.memory_access`.
+"""
+
+from __future__ import annotations
+
+from helpers import specs
+from helpers.labs.memory_access import ELEMENT_BYTES, LAB, STRIDES
+from helpers.models.memory_access import (predicted_efficiency, predicted_strided_bytes_per_s,
+                                          predicted_transpose_time_s, smem_transpose_min_time_s,
+                                          stream_rate_bytes_per_s, strided_read_time_s,
+                                          transpose_time_from_copy_s)
+
+__all__ = ["strided_panel", "stride_ratios", "transpose_rates", "dirty_bytes",
+           "strided_time_predictions", "comparison_rows", "check_numbers", "comparison_table"]
+
+
+def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
+    """Strides, measured useful bandwidth and the model's, from a result (for the stride plot).
+
+    The model is :func:`predicted_strided_bytes_per_s` with ``peak_bytes_per_s`` (the
+    datasheet's HBM bandwidth for the H200), or, when it is None, the result's own stride-1
+    bandwidth, which compares the *shape* of the curve on a machine without a datasheet figure.
+    """
+    sr = result["measurements"]["strided_read"]
+    strides = [row["stride"] for row in sr["rows"]]
+    measured = [row["useful_bytes_per_s"] for row in sr["rows"]]
+    peak = measured[strides.index(1)] if peak_bytes_per_s is None else peak_bytes_per_s
+    return {"strides": strides, "measured": measured,
+            "model": predicted_strided_bytes_per_s(strides, peak,
+                                                   segment_bytes=sr["segment_bytes"])}
+
+
+def stride_ratios(result: dict) -> dict[int, float]:
+    """Each stride's useful bandwidth over the stride-1 bandwidth (the measured efficiency)."""
+    rows = result["measurements"]["strided_read"]["rows"]
+    base = next(r["useful_bytes_per_s"] for r in rows if r["stride"] == 1)
+    return {r["stride"]: r["useful_bytes_per_s"] / base for r in rows}
+
+
+def transpose_rates(result: dict) -> dict[str, float]:
+    """Bytes moved per second of each transpose (and the copy) in a result."""
+    return {name: op["bytes_per_s"] for name, op in result["measurements"]["transpose"]["ops"].items()}
+
+
+def _strided_time(res: dict | None, stride: int) -> float | None:
+    if res is None:
+        return None
+    return next((r["bench"]["median_s"] for r in res["measurements"]["strided_read"]["rows"]
+                 if r["stride"] == stride), None)
+
+
+def _op_time(res: dict | None, op: str) -> float | None:
+    if res is None:
+        return None
+    return res["measurements"]["transpose"]["ops"].get(op, {}).get("bench", {}).get("median_s")
+
+
+def _bank_time(res: dict | None, pad: int) -> float | None:
+    if res is None or not res["measurements"]["bank_conflicts"].get("available"):
+        return None
+    return res["measurements"]["bank_conflicts"][f"pad{pad}"]["bench"]["median_s"]
+
+
+def dirty_bytes(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes) -> float:
+    """Dirty bytes each repetition of the strided read writes back first: the whole L2 when a
+    GPU run flushed the cache between repetitions (``bench`` flushes by *writing* a buffer
+    larger than the L2), else 0."""
+    flushed = result["settings"].get("flush_cache_strided") and result.get("tier") == "gpu"
+    return float(l2_bytes) if flushed else 0.0
+
+
+def strided_time_predictions(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes
+                             ) -> dict[int, float]:
+    """The predicted time of the strided read at each stride above 1 (s), from the run's own
+    stride-1 read: :func:`~helpers.models.memory_access.stream_rate_bytes_per_s` gives the HBM
+    read rate, :func:`~helpers.models.memory_access.strided_read_time_s` the other strides."""
+    sr = result["measurements"]["strided_read"]
+    n, dirty = sr["n_elements"], dirty_bytes(result, l2_bytes)
+    rate = stream_rate_bytes_per_s(n, 1, _strided_time(result, 1), dirty_bytes=dirty,
+                                   element_bytes=sr["element_bytes"])
+    return {r["stride"]: strided_read_time_s(n, r["stride"], stream_bytes_per_s=rate,
+                                             dirty_bytes=dirty, element_bytes=sr["element_bytes"])
+            for r in sr["rows"] if r["stride"] > 1}
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None,
+                    peak_bytes_per_s: float = specs.H200_SXM.hbm_bytes_per_s,
+                    gpu: specs.GPUSpec = specs.H200_SXM) -> list:
+    """Rows of the lab's table, each naming its claim (:data:`helpers.labs.memory_access.LAB`):
+    the sector and HBM bounds at ``peak_bytes_per_s``, the shared-memory bound on ``gpu``'s
+    datasheet, and the predictions built from the run's own stride-1 read and copy; with the
+    H200 reference and the reader's GPU run (a CPU run has no column: its strides differ).
+    The predictions come from the reference (or, without one, from the reader's GPU run)."""
+    from helpers.labs.report import Row
+
+    gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
+    basis = ref or gpu_mine
+    rows = []
+    for s in (1, 2, 8, 32):
+        model = predicted_efficiency(s, ELEMENT_BYTES) * peak_bytes_per_s
+
+        def bw(res, s=s):
+            if res is None:
+                return None
+            return next((r["useful_bytes_per_s"] for r in
+                         res["measurements"]["strided_read"]["rows"] if r["stride"] == s), None)
+        rows.append(Row(f"strided read, stride {s}", "TB/s", 1e12, model=model, h200=bw(ref),
+                        yours=bw(gpu_mine), claim=LAB.claim("strided_sector_bound")))
+    predicted = strided_time_predictions(basis) if basis is not None else {}
+    for s in STRIDES[1:]:
+        rows.append(Row(f"strided read time, stride {s}", "µs", 1e-6, model=predicted.get(s),
+                        h200=_strided_time(ref, s), yours=_strided_time(gpu_mine, s),
+                        claim=LAB.claim("strided_read_time")))
+    m, n = (basis or {"measurements": {"transpose": {"shape": [8192, 8192]}}})[
+        "measurements"]["transpose"]["shape"]
+    bounds = {"copy": 1, "torch": 1, "triton_tiled": 1, "triton_naive": m}
+    for op, write_stride in bounds.items():
+        q = 2.0 * m * n * ELEMENT_BYTES
+        model = q / predicted_transpose_time_s(m, n, peak_bytes_per_s, write_stride=write_stride)
+
+        def rate(res, op=op):
+            if res is None:
+                return None
+            return res["measurements"]["transpose"]["ops"].get(op, {}).get("bytes_per_s")
+        rows.append(Row(f"{op.replace('_', ' ')} ({m} x {n})", "TB/s", 1e12, model=model,
+                        h200=rate(ref), yours=rate(gpu_mine),
+                        claim=LAB.claim("transpose_hbm_bound")))
+    copy_s = _op_time(basis, "copy")
+    for op, write_stride in (("triton_tiled", 1), ("triton_naive", m)):
+        model = (transpose_time_from_copy_s(copy_s, write_stride=write_stride)
+                 if copy_s is not None else None)
+        rows.append(Row(f"{op.replace('_', ' ')} time", "µs", 1e-6, model=model,
+                        h200=_op_time(ref, op), yours=_op_time(gpu_mine, op),
+                        claim=LAB.claim("transpose_time")))
+    bm, bn = (basis["measurements"]["bank_conflicts"].get("shape", [m, n]) if basis is not None
+              else [8192, 8192])
+    for pad in (0, 1):
+        model = smem_transpose_min_time_s(bm, bn, padding_words=pad, n_sms=gpu.sm_count,
+                                          clock_hz=gpu.boost_clock_hz,
+                                          hbm_bytes_per_s=peak_bytes_per_s)
+        rows.append(Row(f"smem transpose tile[32][{32 + pad}] time", "µs", 1e-6, model=model,
+                        h200=_bank_time(ref, pad), yours=_bank_time(gpu_mine, pad),
+                        claim=LAB.claim("smem_transpose_bound")))
+    return rows
+
+
+def check_numbers(ref: dict | None) -> dict[str, str]:
+    """The numbers the page's "Check" glues about its predictions, formatted, each
+    :data:`~helpers.labs.core.MISSING` where the reference (or that part of it) is absent:
+    the stride-1 read rate and its write-back share, the step from stride 8 to 16, the largest
+    error over strides 2 to 16, the misses at 32 and 64 (with the read's span and the word
+    slower/faster), the transposes' errors and the median error of the lab's predictions."""
+    from helpers import units
+    from helpers.labs.core import MISSING
+
+    keys = ("stream_tbs", "writeback_us", "writeback_pct", "t16_over_t8", "max_err_2_16_pct",
+            "err_s32_pct", "err_s64_pct", "miss_side", "span_s16_gb", "span_s32_gb",
+            "span_s64_gb", "tiled_err", "naive_err", "naive_copies", "median_err_pct",
+            "smem_pad0_bound_pct")
+    out = dict.fromkeys(keys, MISSING)
+    if ref is None:
+        return out
+    sr = ref["measurements"]["strided_read"]
+    n, dirty, t1 = sr["n_elements"], dirty_bytes(ref), _strided_time(ref, 1)
+    rate = stream_rate_bytes_per_s(n, 1, t1, dirty_bytes=dirty, element_bytes=sr["element_bytes"])
+    out["stream_tbs"] = f"{rate / units.TB:.3g}"
+    out["writeback_us"] = f"{dirty / rate / units.us:.3g}"
+    out["writeback_pct"] = f"{100 * dirty / rate / t1:.2g}"
+    strides = {r["stride"] for r in sr["rows"]}
+    if {8, 16} <= strides:
+        out["t16_over_t8"] = f"{_strided_time(ref, 16) / _strided_time(ref, 8):.3g}"
+    for s in (16, 32, 64):
+        if s in strides:
+            out[f"span_s{s}_gb"] = f"{n * s * sr['element_bytes'] / units.GB:.2g}"
+    rows = [r for r in comparison_rows(ref) if r.model is not None and r.h200 is not None]
+    err = {r.quantity: (r.model - r.h200) / r.h200 for r in rows if r.claim.kind == "prediction"}
+    near = [abs(err[f"strided read time, stride {s}"]) for s in (2, 4, 8, 16)
+            if f"strided read time, stride {s}" in err]
+    if near:
+        out["max_err_2_16_pct"] = f"{100 * max(near):.2g}"
+    far = [err.get(f"strided read time, stride {s}") for s in (32, 64)]
+    for s, e in zip((32, 64), far):
+        if e is not None:
+            out[f"err_s{s}_pct"] = f"{100 * abs(e):.2g}"
+    if all(e is not None for e in far):
+        out["miss_side"] = ("slower" if all(e < 0 for e in far) else "faster"
+                            if all(e > 0 for e in far) else "further from it")
+    for op in ("tiled", "naive"):
+        e = err.get(f"triton {op} time")
+        if e is not None:
+            out[f"{op}_err"] = f"{100 * e:+.2g}"
+    copy_s, naive_s = _op_time(ref, "copy"), _op_time(ref, "triton_naive")
+    if copy_s is not None and naive_s is not None:
+        out["naive_copies"] = f"{naive_s / copy_s:.3g}"
+    if err:
+        e = sorted(abs(v) for v in err.values())
+        mid = len(e) // 2
+        out["median_err_pct"] = f"{100 * (e[mid] if len(e) % 2 else (e[mid - 1] + e[mid]) / 2):.2g}"
+    smem = [r for r in rows if r.quantity == "smem transpose tile[32][32] time"]
+    if smem:
+        out["smem_pad0_bound_pct"] = f"{100 * smem[0].claim.fraction_of_bound(smem[0].model, smem[0].h200):.3g}"
+    return out
+
+
+def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: float):
+    """The lab's table: model | H200 | error | yours (yours only from a GPU run)."""
+    from helpers.labs.report import Table
+
+    gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
+    return Table("Memory access: model vs measured", comparison_rows(ref, mine, peak_bytes_per_s),
+                 yours_label="yours (GPU)" if gpu_mine is not None else None)
