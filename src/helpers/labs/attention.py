@@ -574,9 +574,11 @@ COUNTER_IMPLS = ("naive", "fused", "sdpa")
 #: The NVTX range that marks the counted call (ncu keeps only the kernels launched inside it).
 NVTX_RANGE = "book_counted_call"
 #: Query rows per program assumed by the model: the fused kernel's default block
-#: (:func:`helpers.kernels.attention.default_config`); SDPA's cuDNN kernel on the H200 is named
-#: ``..._64x128x{d}_...`` (64 query rows by 128 keys per tile).
-COUNTER_BLOCK_ROWS = {"fused": 128, "sdpa": 64}
+#: (:func:`helpers.kernels.attention.default_config`); for SDPA's cuDNN kernel (named
+#: ``..._64x128x{d}_...`` on the H200, 64-row tiles per warp group) 128 rows per program, as
+#: FlashAttention-3's two consumer warp groups; the counters show how much its L1 and
+#: shared memory save beyond that.
+COUNTER_BLOCK_ROWS = {"fused": 128, "sdpa": 128}
 #: Programs of a fused kernel resident per SM, assumed (8 warps and ~100 KiB of shared memory
 #: each leave room for one): concurrent programs = SMs x this.
 PROGRAMS_PER_SM = 1
