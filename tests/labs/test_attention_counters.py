@@ -11,6 +11,7 @@ import pytest
 
 from helpers import specs
 from helpers.labs import attention as lab
+from helpers.labs.analysis import attention as view
 from helpers.labs import core
 from helpers.models import attention as att
 from helpers.profiling import ncu
@@ -81,9 +82,9 @@ def test_a_run_with_a_stand_in_ncu_keeps_every_case(tmp_path):
     failed = [e for e in entries if "error" in e]
     assert {e["impl"] for e in failed} == {"naive"} and "out of memory" in failed[0]["error"]
     assert all(e["dram_bytes"] > 0 for e in entries if "error" not in e)
-    rows_back = lab.counter_rows(result)
+    rows_back = view.counter_rows(result)
     assert len(rows_back) == len(entries) and rows_back[0]["error"] is not None
-    assert lab.counter_rows(None) is None
+    assert view.counter_rows(None) is None
 
 
 def test_a_missing_ncu_stops_the_run(tmp_path):

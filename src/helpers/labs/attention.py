@@ -30,8 +30,8 @@ exercise). Run as
 ``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
 
 Additions to the lab framework, kept in this module: :func:`grade_attention` and
-:func:`grade_attention_speed` (the grader of the page's exercise) and the analysis helpers
-(:func:`point_rows`, :func:`comparison_table`, :func:`fused_vs_sdpa`).
+:func:`grade_attention_speed` (the grader of the page's exercise). What the page computes from
+a result (rows, tables, the prose's numbers) is in :mod:`helpers.labs.analysis.attention`.
 
 **Hardware counters** (a second record, :data:`COUNTERS_LAB`, used by
 ``chapters/fusion-and-attention.md``): ``python -m helpers.labs.attention --counters --out DIR``
@@ -57,17 +57,14 @@ from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
-from helpers.labs.report import Row, Table
 from helpers.models import attention as model
-from helpers.models import roofline
 
 __all__ = ["LAB", "GPU", "FULL_HIDDEN", "FULL_TOKENS", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "hidden", "n_heads", "seq_lens",
-           "head_dims", "point_at", "sdpa_kernel_name", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
-           "measure_sweep", "run", "reference_or_none", "point_rows", "fused_vs_sdpa",
-           "comparison_rows", "comparison_table", "describe", "grade_attention", "grade_attention_speed", "main",
+           "head_dims", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
+           "measure_sweep", "run", "reference_or_none",
+           "grade_attention", "grade_attention_speed", "main",
            "COUNTERS_LAB", "COUNTER_IMPLS", "NVTX_RANGE", "counter_cases", "counter_model",
-           "counter_entry", "counters_result", "measure_counters", "counters_reference",
-           "counter_rows"]
+           "counter_entry", "counters_result", "measure_counters", "counters_reference"]
 
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
@@ -382,115 +379,6 @@ def _sdpa_backends() -> dict:
 reference_or_none = LAB.reference
 
 
-# --- analysis (the page's tables and plots) -------------------------------------------------
-
-IMPLS = ("naive", "fused", "sdpa")
-
-
-def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """Per point: each implementation's time, FLOP/s (useful FLOP) and the model's bound.
-
-    The bound is :func:`helpers.models.roofline.kernel_time_lower_bound_s` with ``gpu``'s
-    bf16 dense peak and HBM bandwidth, for the naive path's full FLOP and bytes and for the
-    fused kernel's FLOP and bytes (:func:`helpers.models.attention.flash2_attention_hbm_bytes`).
-    """
-    peak = gpu.peak_flop_per_s("bf16")
-    bw = gpu.hbm_bytes_per_s
-    rows = []
-    for p in result["measurements"]["sweep"]["points"]:
-        row = {k: p[k] for k in ("head_dim", "causal", "seq_len", "batch", "flop")}
-        row["naive_bound_s"] = roofline.kernel_time_lower_bound_s(p["naive_flop"],
-                                                                  p["naive_bytes"], peak, bw)
-        row["fused_bound_s"] = roofline.kernel_time_lower_bound_s(p["flop"], p["fused_bytes"],
-                                                                  peak, bw)
-        row["naive_bytes"], row["fused_bytes"] = p["naive_bytes"], p["fused_bytes"]
-        for name in IMPLS:
-            e = p.get(name)
-            row[f"{name}_s"] = e["bench"]["median_s"] if e else None
-            row[f"{name}_flop_per_s"] = p["flop"] / e["bench"]["median_s"] if e else None
-            row[f"{name}_error"] = e["max_abs_error"] if e else None
-        rows.append(row)
-    return rows
-
-
-def fused_vs_sdpa(result: dict | None) -> dict:
-    """Fused kernel's time as a fraction of SDPA's speed (sdpa_s / fused_s) per case, at the
-    longest sequence; empty when the result has no fused timings (CPU tier) or is None."""
-    if result is None:
-        return {}
-    out = {}
-    rows = [r for r in point_rows(result) if r["fused_s"] and r["sdpa_s"]]
-    for r in rows:
-        key = (r["head_dim"], r["causal"])
-        if key not in out or r["seq_len"] > out[key]["seq_len"]:
-            out[key] = {"seq_len": r["seq_len"], "fraction": r["sdpa_s"] / r["fused_s"]}
-    return out
-
-
-def point_at(rows: list[dict], seq_len: int, head_dim: int, causal: bool) -> dict | None:
-    """The row of :func:`point_rows` at one (sequence length, head dimension, mask), or None."""
-    return next((r for r in rows if (r["seq_len"], r["head_dim"], r["causal"])
-                 == (seq_len, head_dim, causal)), None)
-
-
-def sdpa_kernel_name(result: dict | None, head_dim: int, causal: bool) -> str | None:
-    """The attention kernel the profiler saw in SDPA's call (the first name that mentions
-    attention, flash or fmha; else the first name), or None when not recorded."""
-    if result is None:
-        return None
-    key = f"d{head_dim}_{'causal' if causal else 'full'}"
-    names = result["measurements"]["sweep"].get("sdpa_kernels", {}).get(key) or []
-    hits = [n for n in names if any(w in n.lower() for w in ("attention", "flash", "fmha", "sdpa"))]
-    return (hits or names or [None])[0]
-
-
-def comparison_rows(ref: dict | None, mine: dict | None = None, head_dim: int = 64,
-                    causal: bool = False) -> list[Row]:
-    """Model | H200 | yours rows: times of the three implementations per sequence length.
-
-    The model column is the roofline bound (naive and fused); SDPA has no model of its own.
-    """
-    def index(result):
-        return {} if result is None else {
-            (r["seq_len"], r["head_dim"], r["causal"]): r for r in point_rows(result)}
-
-    r_ref, r_mine = index(ref), index(mine)
-    keys = sorted({k for k in r_ref} | {k for k in r_mine}) or []
-    rows = []
-    for n, d, c in keys:
-        if d != head_dim or c != causal:
-            continue
-        a, b = r_ref.get((n, d, c), {}), r_mine.get((n, d, c), {})
-        for name in IMPLS:
-            bound = (a or b).get(f"{name}_bound_s") if name != "sdpa" else None
-            if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
-                continue
-            rows.append(Row(f"{name} N={n}", "ms", 1e-3, model=bound, h200=a.get(f"{name}_s"),
-                            yours=b.get(f"{name}_s")))
-    return rows
-
-
-def comparison_table(ref: dict | None, mine: dict | None, head_dim: int = 64,
-                     causal: bool = False) -> Table:
-    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
-    rows = comparison_rows(ref, mine, head_dim, causal) or [Row("no measurement yet", "ms", 1e-3)]
-    title = f"Attention forward, d={head_dim}, {'causal' if causal else 'no mask'}"
-    return Table(title, rows, yours_label="yours" if mine is not None else None)
-
-
-def describe(result: dict) -> str:
-    """A few lines summarizing a result: rates of each implementation per point."""
-    lines = []
-    checks = result["measurements"]["kernel_checks"]
-    worst = max(c["max_abs_error"] for c in checks["cases"])
-    lines.append(f"fused kernel checked on {len(checks['cases'])} tiny cases "
-                 f"({'interpreter' if checks['interpreted'] else 'GPU'}): worst error {worst:.2g}")
-    for r in point_rows(result):
-        parts = [f"{name} {r[f'{name}_flop_per_s'] / 1e12:.3g}" for name in IMPLS
-                 if r[f"{name}_flop_per_s"] is not None]
-        lines.append(f"d={r['head_dim']} {'causal' if r['causal'] else 'full  '} "
-                     f"N={r['seq_len']:>5}: TFLOP/s " + ", ".join(parts))
-    return "\n".join(lines)
 
 
 # --- grading --------------------------------------------------------------------------------
@@ -735,20 +623,6 @@ def measure_counters(out_dir, cases: list[dict] | None = None, runner=None) -> P
 def counters_reference() -> dict | None:
     """The shipped H200 counters (``labs/reference/h200/attention_counters.json``), or None."""
     return core.reference_or_none(COUNTERS_LAB.name)
-
-
-def counter_rows(result: dict | None) -> list[dict] | None:
-    """Per counted case: model and counters side by side (None when ``result`` is None).
-
-    Each row has the case's keys, ``model_dram_bytes``, ``dram_bytes`` (read + write, None if
-    failed), ``model_l2_bytes``, ``l2_bytes``, ``one_level_bytes`` and ``kernel_time_s``.
-    """
-    if result is None:
-        return None
-    keys = ("impl", "head_dim", "seq_len", "causal", "batch", "n_heads", "model_dram_bytes",
-            "dram_bytes", "dram_read_bytes", "dram_write_bytes", "model_l2_bytes", "l2_bytes",
-            "one_level_bytes", "kernel_time_s", "flop", "error")
-    return [{k: e.get(k) for k in keys} for e in result["measurements"]["cases"]]
 
 
 def main(argv: list[str] | None = None) -> None:
