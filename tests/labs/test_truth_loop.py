@@ -22,7 +22,6 @@ PENDING = frozenset({
     "launch_overhead",
     "reduction_softmax",
     "gemm",
-    "attention",
     "collectives",
     "data_parallel",
     "checkpointing",

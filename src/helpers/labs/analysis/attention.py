@@ -10,8 +10,9 @@ fusion chapter, :func:`counter_rows` of the hardware-counter record.
 from __future__ import annotations
 
 from helpers import specs
-from helpers.labs.attention import GPU, LAB
+from helpers.labs.attention import GPU, LAB, PROGRAMS_PER_SM
 from helpers.labs.report import Row, Table
+from helpers.models import attention as model
 from helpers.models import roofline
 
 __all__ = ["IMPLS", "point_rows", "fused_vs_sdpa", "point_at", "sdpa_kernel_name",
@@ -21,11 +22,14 @@ IMPLS = ("naive", "fused", "sdpa")
 
 
 def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """Per point: each implementation's time, FLOP/s (useful FLOP) and the model's bound.
+    """Per point: each implementation's time, FLOP/s (useful FLOP) and the models' times.
 
-    The bound is :func:`helpers.models.roofline.kernel_time_lower_bound_s` with ``gpu``'s
+    The bounds are :func:`helpers.models.roofline.kernel_time_lower_bound_s` with ``gpu``'s
     bf16 dense peak and HBM bandwidth, for the naive path's full FLOP and bytes and for the
-    fused kernel's FLOP and bytes (:func:`helpers.models.attention.flash2_attention_hbm_bytes`).
+    fused kernel's FLOP and one-level bytes (:func:`helpers.models.attention.flash2_attention_hbm_bytes`);
+    ``fused_pred_s`` is the fused kernel's two-level prediction
+    (:func:`helpers.models.attention.flash2_attention_time_s`: ``gpu``'s peak, HBM bandwidth, L2
+    size and bandwidth, one program per SM, the point's query block).
     """
     peak = gpu.peak_flop_per_s("bf16")
     bw = gpu.hbm_bytes_per_s
@@ -36,6 +40,12 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
                                                                   p["naive_bytes"], peak, bw)
         row["fused_bound_s"] = roofline.kernel_time_lower_bound_s(p["flop"], p["fused_bytes"],
                                                                   peak, bw)
+        row["fused_pred_s"] = model.flash2_attention_time_s(
+            p["seq_len"], p["head_dim"], p["bytes_per_element"],
+            block_rows=p["fused_config"]["block_m"], l2_capacity_bytes=gpu.l2_bytes,
+            concurrent_programs=gpu.sm_count * PROGRAMS_PER_SM, compute_flop_per_s=peak,
+            dram_bytes_per_s=bw, l2_bytes_per_s=gpu.l2_bytes_per_s, n_heads=p["n_heads"],
+            batch=p["batch"], causal=p["causal"])
         row["naive_bytes"], row["fused_bytes"] = p["naive_bytes"], p["fused_bytes"]
         for name in IMPLS:
             e = p.get(name)
@@ -81,7 +91,9 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, head_dim: int = 
                     causal: bool = False) -> list[Row]:
     """Model | H200 | yours rows: times of the three implementations per sequence length.
 
-    The model column is the roofline bound (naive and fused); SDPA has no model of its own.
+    The model column is the naive path's roofline bound (claim ``naive_time``) and the fused
+    kernel's two-level prediction ``fused_pred_s`` (claim ``fused_time``); SDPA has no model
+    of its own.
     """
     def index(result):
         return {} if result is None else {
@@ -95,11 +107,13 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, head_dim: int = 
             continue
         a, b = r_ref.get((n, d, c), {}), r_mine.get((n, d, c), {})
         for name in IMPLS:
-            bound = (a or b).get(f"{name}_bound_s") if name != "sdpa" else None
+            model_s = {"naive": (a or b).get("naive_bound_s"),
+                       "fused": (a or b).get("fused_pred_s")}.get(name)
             if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
                 continue
-            rows.append(Row(f"{name} N={n}", "ms", 1e-3, model=bound, h200=a.get(f"{name}_s"),
-                            yours=b.get(f"{name}_s")))
+            claim = {"naive": "naive_time", "fused": "fused_time"}.get(name)
+            rows.append(Row(f"{name} N={n}", "ms", 1e-3, model=model_s, h200=a.get(f"{name}_s"),
+                            yours=b.get(f"{name}_s"), claim=LAB.claim(claim) if claim else None))
     return rows
 
 
