@@ -118,3 +118,17 @@ def test_invalid_architecture_fields_are_rejected():
         dataclasses.replace(h100, arch_source="")
     with pytest.raises(TypeError):
         h100.tensor_fma_per_clock_per_sm["bf16"] = 1.0
+
+
+def test_l2_bandwidth_is_a_sourced_assumption():
+    h, h2 = specs.H100_SXM, specs.H200_SXM
+    # XLA's GPU dot cost model: "6.65 * 1e12; // Measured H100 L2 bandwidth."
+    assert h.l2_bytes_per_s == h2.l2_bytes_per_s == 6.65e12
+    assert "gpu_dot_fusion_cost_model" in h2.l2_bandwidth_source
+    assert specs.A100_SXM_80GB.l2_bytes_per_s is None  # no figure with a source: left unset
+    # an L2 faster than HBM, as every level of the hierarchy is faster than the one below
+    assert h2.l2_bytes_per_s > h2.hbm_bytes_per_s
+    with pytest.raises(ValueError, match="l2_bandwidth_source"):
+        dataclasses.replace(h2, l2_bandwidth_source="")
+    with pytest.raises(ValueError, match="l2_bytes_per_s"):
+        dataclasses.replace(h2, l2_bytes_per_s=-1.0)

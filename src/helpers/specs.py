@@ -109,6 +109,9 @@ class GPUSpec:
     arch_source: str = ""
     arch_retrieved: str = ""  # ISO date
     arch_note: str = ""
+    # --- L2 bandwidth: NVIDIA publishes none; a microbenchmark's figure, with its source -----
+    l2_bytes_per_s: float | None = None
+    l2_bandwidth_source: str = ""
 
     def __post_init__(self) -> None:
         for name in ("hbm_bytes", "hbm_bytes_per_s", "tdp_w"):
@@ -149,6 +152,12 @@ class GPUSpec:
         if any(getattr(self, n) is not None for n in ("boost_clock_hz", "fp32_lanes_per_sm",
                                                       "l2_bytes")) and not self.arch_source:
             raise ValueError(f"{self.name}: architecture fields need an arch_source")
+        if self.l2_bytes_per_s is not None:
+            if not self.l2_bytes_per_s > 0:
+                raise ValueError(f"{self.name}: l2_bytes_per_s must be > 0 or None, got "
+                                 f"{self.l2_bytes_per_s!r}")
+            if not self.l2_bandwidth_source:
+                raise ValueError(f"{self.name}: l2_bytes_per_s needs an l2_bandwidth_source")
 
     def peak_flop_per_s(self, precision: str, *, sparse: bool = False) -> float:
         """Peak rate (FLOP/s) for ``precision``; dense unless ``sparse=True``.
@@ -224,6 +233,17 @@ _HOPPER_SXM = dict(
                  "256 KB register file per SM); 'H100 SM architecture' (2x the A100 SM's dense "
                  "MMA rate per clock, 4x with FP8); " + _CUDA_GPUS + "; " + _SMEM_BANKS),
     arch_retrieved="2026-11-30",
+)
+
+#: L2 bandwidth of the GH100 (H100 and H200 SXM: the same die, L2 and clocks). NVIDIA prints
+#: no figure; this is a measured one, an assumption to replace by a measurement on the machine.
+_HOPPER_L2_BANDWIDTH = dict(
+    l2_bytes_per_s=6.65e12,
+    l2_bandwidth_source=("Measured H100 L2 bandwidth (a microbenchmark within one L2 partition), "
+                         "6.65e12 bytes/s, as used by XLA's GPU dot cost model: openxla/xla, "
+                         "xla/service/gpu/model/gpu_dot_fusion_cost_model.cc, CalculateL2Time "
+                         "(read 2026-12-01). An assumption for the H200, which has the same "
+                         "GH100 L2 and SM clocks; NVIDIA publishes no L2 bandwidth."),
 )
 
 # --- Links -----------------------------------------------------------------------------
@@ -303,6 +323,7 @@ H100_SXM = GPUSpec(
     tdp_w=700,
     sm_count=132,
     **_HOPPER_SXM,
+    **_HOPPER_L2_BANDWIDTH,
     hbm_bus_width_bits=5120,
     arch_note="The whitepaper does not print the HBM3 per-pin rate; the datasheet's 3.35 TB/s "
               "over the 5120-bit bus implies one.",
@@ -325,6 +346,7 @@ H200_SXM = GPUSpec(
     tdp_w=700,
     sm_count=132,
     **_HOPPER_SXM,
+    **_HOPPER_L2_BANDWIDTH,
     arch_note="NVIDIA publishes no architecture table for the H200. It is the same GH100 GPU as "
               "the H100 SXM with HBM3e instead of HBM3, and its datasheet prints the same peak "
               "at every precision, so the SM fields are the H100 SXM whitepaper's. Its memory "

@@ -65,7 +65,7 @@ def structure_diagram() -> Figure:
 def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
     """FLOP/s against sequence length per implementation; one panel per ``panels`` key.
 
-    Each panel is a list of rows from :func:`helpers.labs.attention.point_rows` (one head
+    Each panel is a list of rows from :func:`helpers.labs.analysis.attention.point_rows` (one head
     dimension and mask); missing implementations are skipped.
     """
     fig, axes = panel_figure(panels, height_in=3.6, sharey=True)

@@ -31,7 +31,16 @@ attention), Algorithm 1 (FlashAttention), Theorem 2 (HBM accesses), Appendix B A
 Figure 2 left (GPT-2 medium on A100: 40.3 GB of HBM reads and writes for standard attention,
 4.4 GB for FlashAttention, forward and backward).
 T. Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning",
-arXiv:2307.08691 (2023), Algorithm 1 (query blocks in the outer loop).
+arXiv:2307.08691 (2023), Algorithm 1 (query blocks in the outer loop), Section 3.2
+(parallelism over the sequence length: one program per query block and head).
+
+**Two levels: HBM and L2.** The counts above are one-level: every access of Algorithms 0-4
+goes to HBM. A GPU puts an L2 cache between the SMs and HBM (40 MiB on the A100, 50 MiB on
+the H100 and H200: ``helpers.specs``), and a K/V block re-read while it is still in L2 costs
+L2 bandwidth, not HBM bandwidth. :func:`flash2_attention_dram_bytes` and
+:func:`flash2_attention_l2_traffic_bytes` split the fused kernel's traffic that way,
+:func:`standard_attention_dram_bytes` and :func:`standard_attention_l2_traffic_bytes` the
+materialised path's, and :func:`two_level_time_s` turns the split into a time.
 """
 
 from __future__ import annotations
@@ -50,7 +59,11 @@ __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s
            "standard_attention_hbm_bytes", "standard_attention_backward_hbm_bytes",
            "flash_attention_hbm_bytes", "flash_attention_backward_hbm_bytes",
            "flash2_attention_hbm_bytes", "flash_block_sizes", "attention_intensity_flop_per_byte",
-           "naive_attention_peak_bytes", "recompute_time_s", "store_time_s"]
+           "naive_attention_peak_bytes", "recompute_time_s", "store_time_s",
+           "flash2_heads_in_flight", "flash2_resident_kv_bytes", "flash2_attention_compulsory_bytes",
+           "flash2_attention_l2_traffic_bytes", "flash2_attention_dram_bytes",
+           "standard_attention_l2_traffic_bytes", "standard_attention_dram_bytes",
+           "two_level_time_s", "flash2_attention_time_s"]
 
 #: Elementwise kernels of an unfused softmax: row max, subtract, exp, row sum, divide.
 UNFUSED_SOFTMAX_PASSES = 5
@@ -600,3 +613,364 @@ def store_time_s(seq_len: int, bytes_per_element: float, mem_bytes_per_s: float)
     n = positive_int("seq_len", seq_len)
     return roofline.memory_time_s(2.0 * n * n * positive("bytes_per_element", bytes_per_element),
                                   mem_bytes_per_s)
+
+
+
+# --- two levels: HBM (DRAM) and L2 ----------------------------------------------------------
+
+def flash2_heads_in_flight(seq_len: int, *, block_rows: int, concurrent_programs: int,
+                           n_heads: int = 1, batch: int = 1) -> int:
+    r"""(Batch, head) slices whose programs run at the same time in a FlashAttention-2 launch.
+
+    .. math:: h_\text{flight} = \min\!\left(\left\lceil \frac{P - 1}{T_r} \right\rceil + 1,\
+              B H\right), \qquad T_r = \lceil N / B_r \rceil
+
+    The grid is :math:`T_r` query blocks by :math:`BH` slices, launched with the query block
+    varying fastest (Dao 2023, Section 3.2; the book's kernel's ``grid = (T_r, B*H)``), so the
+    :math:`P` programs resident at once are :math:`P` consecutive programs of that order; a run
+    of :math:`P` consecutive programs touches at most :math:`\lceil (P-1)/T_r \rceil + 1` slices.
+
+    Parameters
+    ----------
+    seq_len : int
+        :math:`N`.
+    block_rows : int
+        Query rows per program, :math:`B_r`.
+    concurrent_programs : int
+        Programs resident at once, :math:`P` (SMs times programs per SM).
+    n_heads, batch : int
+        :math:`H`, :math:`B`.
+
+    Returns
+    -------
+    int
+        :math:`h_\text{flight}` (count).
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Section 3.2 (parallelising over sequence blocks and heads).
+
+    Examples
+    --------
+    >>> flash2_heads_in_flight(4096, block_rows=128, concurrent_programs=132, n_heads=32, batch=4)
+    6
+    """
+    n = positive_int("seq_len", seq_len)
+    tr = math.ceil(n / positive_int("block_rows", block_rows))
+    p = positive_int("concurrent_programs", concurrent_programs)
+    slices = positive_int("n_heads", n_heads) * positive_int("batch", batch)
+    return min(math.ceil((p - 1) / tr) + 1, slices)
+
+
+def flash2_resident_kv_bytes(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                             block_rows: int, concurrent_programs: int, n_heads: int = 1,
+                             batch: int = 1) -> float:
+    r"""Bytes of K and V re-read concurrently by a FlashAttention-2 launch: its L2 working set.
+
+    .. math:: W = 2\,N d\, b\; h_\text{flight}
+
+    Every program of a slice streams all of that slice's :math:`K` and :math:`V`
+    (:math:`2Nd` elements); the slices in flight (:func:`flash2_heads_in_flight`) re-read theirs
+    at the same time. When :math:`W` fits in L2 each :math:`K, V` block comes from HBM once.
+    With many slices in flight, :math:`W \approx 2 P B_r d b`, independent of :math:`N`.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 (lines 3-6: every query block reads every
+    :math:`K_j, V_j`) and Section 3.2.
+
+    Examples
+    --------
+    >>> flash2_resident_kv_bytes(4096, 128, 2.0, block_rows=128, concurrent_programs=132,
+    ...                          n_heads=16, batch=4) / 2**20
+    12.0
+    """
+    n, d = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
+    b = positive("bytes_per_element", bytes_per_element)
+    h = flash2_heads_in_flight(n, block_rows=block_rows, concurrent_programs=concurrent_programs,
+                               n_heads=n_heads, batch=batch)
+    return 2.0 * n * d * b * h
+
+
+def flash2_attention_compulsory_bytes(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                                      n_heads: int = 1, batch: int = 1,
+                                      stat_bytes: float = 0.0) -> float:
+    r"""Compulsory HBM bytes of a fused attention forward: Q, K, V read once, O (and LSE) written once.
+
+    .. math:: Q_\text{min} = 4\,N d\, b + N\, b_s \ \text{per head}
+
+    ``stat_bytes`` :math:`b_s` is the size of the per-row log-sum-exp a training kernel writes
+    for the backward pass (4.0 for FlashAttention-2's fp32 ``L``; 0 for a kernel that writes
+    none, as the book's).
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 (lines 3, 12-13: load :math:`Q_i`, write
+    :math:`O_i` and :math:`L_i`); Dao et al. 2022, Theorem 2 (the :math:`\Omega(Nd)` term).
+
+    Examples
+    --------
+    >>> flash2_attention_compulsory_bytes(1024, 64, 2.0) / 2**20
+    0.5
+    """
+    n, d = positive_int("seq_len", seq_len), positive_int("head_dim", head_dim)
+    b = positive("bytes_per_element", bytes_per_element)
+    s = positive("stat_bytes", stat_bytes, allow_zero=True)
+    return (4.0 * n * d * b + n * s) * _scale(n_heads, batch, 1.0)
+
+
+def flash2_attention_l2_traffic_bytes(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                                      block_rows: int, n_heads: int = 1, batch: int = 1,
+                                      causal: bool = False, stat_bytes: float = 0.0) -> float:
+    r"""Bytes a FlashAttention-2 forward moves through L2: the one-level count, every re-read included.
+
+    .. math:: Q_\text{L2} = (2Nd + 2\,T_r N d)\,b + N b_s
+
+    Every load and store of the kernel passes through L2, so the L2 traffic is
+    :func:`flash2_attention_hbm_bytes` (the one-level count) plus the log-sum-exp rows.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1.
+
+    Examples
+    --------
+    >>> flash2_attention_l2_traffic_bytes(1024, 64, 2.0, block_rows=128) / 2**20
+    2.25
+    """
+    n = positive_int("seq_len", seq_len)
+    s = positive("stat_bytes", stat_bytes, allow_zero=True)
+    return (flash2_attention_hbm_bytes(seq_len, head_dim, bytes_per_element,
+                                       block_rows=block_rows, n_heads=n_heads, batch=batch,
+                                       causal=causal)
+            + n * s * _scale(n_heads, batch, 1.0))
+
+
+def flash2_attention_dram_bytes(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                                block_rows: int, l2_capacity_bytes: float,
+                                concurrent_programs: int, n_heads: int = 1, batch: int = 1,
+                                causal: bool = False, stat_bytes: float = 0.0) -> float:
+    r"""HBM (DRAM) bytes of a FlashAttention-2 forward with an L2 cache of ``l2_capacity_bytes``.
+
+    .. math:: Q_\text{DRAM} = \begin{cases} Q_\text{min} & W \le C_\text{L2} \\
+              Q_\text{L2} & W > C_\text{L2} \end{cases}
+
+    with :math:`W` from :func:`flash2_resident_kv_bytes`, :math:`Q_\text{min}` from
+    :func:`flash2_attention_compulsory_bytes` and :math:`Q_\text{L2}` from
+    :func:`flash2_attention_l2_traffic_bytes`.
+
+    Assumptions
+    -----------
+    A two-state model. When the K/V re-read concurrently fits in L2, every re-read hits and only
+    the compulsory traffic reaches HBM; when it does not, the re-reads stream through L2 in a
+    cycle longer than it, LRU keeps nothing useful, and every re-read reaches HBM (the one-level
+    count). Q, O and LSE are touched once. The L2 holds nothing else of consequence (the whole
+    capacity is given to K/V; pass a smaller ``l2_capacity_bytes`` to reserve some). A store of
+    O may also stay in L2 after the kernel ends, so a counter may read fewer DRAM writes.
+
+    Parameters
+    ----------
+    seq_len, head_dim : int
+        :math:`N`, :math:`d`.
+    bytes_per_element : float
+        :math:`b` (bytes).
+    block_rows : int
+        :math:`B_r`.
+    l2_capacity_bytes : float
+        :math:`C_\text{L2}` (bytes): ``specs.H200_SXM.l2_bytes`` (50 MiB, Hopper whitepaper).
+        Zero gives the one-level count.
+    concurrent_programs : int
+        :math:`P`, programs resident at once.
+    n_heads, batch : int
+        :math:`H`, :math:`B`.
+    causal : bool
+        Query block :math:`i` reads keys up to its last row only.
+    stat_bytes : float
+        :math:`b_s`, bytes of log-sum-exp written per row (0: none).
+
+    Returns
+    -------
+    float
+        Bytes read from and written to HBM.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 and Section 3.2; NVIDIA H100 Tensor Core GPU
+    Architecture whitepaper (2022), Table 3 (50 MB L2) for the capacity.
+
+    Examples
+    --------
+    >>> round(flash2_attention_dram_bytes(4096, 128, 2.0, block_rows=128,
+    ...     l2_capacity_bytes=50 * 2**20, concurrent_programs=132, n_heads=16, batch=4) / 1e6, 1)
+    268.4
+    """
+    _checks.boolean("causal", causal)
+    positive("stat_bytes", stat_bytes, allow_zero=True)
+    c = positive("l2_capacity_bytes", l2_capacity_bytes, allow_zero=True)
+    w = flash2_resident_kv_bytes(seq_len, head_dim, bytes_per_element, block_rows=block_rows,
+                                 concurrent_programs=concurrent_programs, n_heads=n_heads,
+                                 batch=batch)
+    if w <= c:
+        return flash2_attention_compulsory_bytes(seq_len, head_dim, bytes_per_element,
+                                                 n_heads=n_heads, batch=batch,
+                                                 stat_bytes=stat_bytes)
+    return flash2_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element,
+                                             block_rows=block_rows, n_heads=n_heads,
+                                             batch=batch, causal=causal, stat_bytes=stat_bytes)
+
+
+def standard_attention_l2_traffic_bytes(seq_len: int, head_dim: int, bytes_per_element: float,
+                                        *, n_heads: int = 1, batch: int = 1,
+                                        score_passes: int = 0) -> float:
+    r"""Bytes materialised attention moves through L2: Algorithm 0 plus extra passes over S.
+
+    .. math:: Q_\text{std,L2} = \left((4 + 2k)\,N^2 + 4\,N d\right) b \ \text{per head}
+
+    Algorithm 0's three steps (:func:`standard_attention_hbm_bytes`), plus :math:`k` =
+    ``score_passes`` elementwise kernels between the first product and the softmax, each
+    reading and writing the :math:`N \times N` scores (in eager PyTorch, the scaling by
+    :math:`1/\sqrt{d}` is one, a ``masked_fill`` for a causal mask another). The matrix
+    products' own re-reads of their input tiles are not counted.
+
+    References
+    ----------
+    Dao et al. 2022, Algorithm 0 (and its remark that masking and dropout are further passes).
+
+    Examples
+    --------
+    >>> standard_attention_l2_traffic_bytes(1024, 64, 2.0, score_passes=1) / 2**20
+    12.5
+    """
+    n = positive_int("seq_len", seq_len)
+    k = _checks.integer("score_passes", score_passes, minimum=0, maximum=64)
+    return (standard_attention_hbm_bytes(seq_len, head_dim, bytes_per_element, n_heads=n_heads,
+                                         batch=batch)
+            + 2.0 * k * n * n * _scale(n_heads, batch, bytes_per_element))
+
+
+def standard_attention_dram_bytes(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                                  l2_capacity_bytes: float, n_heads: int = 1, batch: int = 1,
+                                  score_passes: int = 0) -> float:
+    r"""HBM (DRAM) bytes of materialised attention with an L2 cache of ``l2_capacity_bytes``.
+
+    .. math:: Q_\text{std,DRAM} = \begin{cases} 4\,N d\, b\,BH & B H N^2 b \le C_\text{L2} \\
+              Q_\text{std,L2} & \text{otherwise} \end{cases}
+
+    Each kernel of the path writes the scores (or probabilities) of all :math:`BH` slices before
+    the next kernel reads them, so the intermediate that must survive in L2 is the whole
+    :math:`BH \times N \times N` matrix. If it fits, only the inputs and the output reach HBM;
+    if not, every pass over it does (:func:`standard_attention_l2_traffic_bytes`).
+
+    Assumptions
+    -----------
+    Two states, as :func:`flash2_attention_dram_bytes`; the part of a too-large matrix still in
+    L2 when the next kernel starts (at most :math:`C_\text{L2}`) is not subtracted.
+
+    References
+    ----------
+    Dao et al. 2022, Algorithm 0; NVIDIA H100 architecture whitepaper (2022), Table 3 (L2).
+
+    Examples
+    --------
+    >>> standard_attention_dram_bytes(4096, 64, 2.0, l2_capacity_bytes=50 * 2**20, n_heads=32,
+    ...                               batch=4, score_passes=1) / 2**30
+    24.25
+    """
+    n = positive_int("seq_len", seq_len)
+    c = positive("l2_capacity_bytes", l2_capacity_bytes, allow_zero=True)
+    scores = n * n * _scale(n_heads, batch, bytes_per_element)
+    if scores <= c:
+        d = positive_int("head_dim", head_dim)
+        _checks.integer("score_passes", score_passes, minimum=0, maximum=64)
+        return 4.0 * n * d * _scale(n_heads, batch, bytes_per_element)
+    return standard_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element,
+                                               n_heads=n_heads, batch=batch,
+                                               score_passes=score_passes)
+
+
+def two_level_time_s(flop: float, dram_bytes: float, l2_traffic_bytes: float, *,
+                     compute_flop_per_s: float, dram_bytes_per_s: float,
+                     l2_bytes_per_s: float) -> float:
+    r"""Predicted time (s) of a kernel limited by the slowest of compute, HBM and L2.
+
+    .. math:: T = \max\!\left(\frac{F}{P},\ \frac{Q_\text{DRAM}}{B_\text{HBM}},\
+              \frac{Q_\text{L2}}{B_\text{L2}}\right)
+
+    The roofline with two memory levels: each resource works in parallel with the others and
+    the busiest one sets the time. Pass the rates measured on the same machine where there are
+    (a cuBLAS product's FLOP/s, a copy's bytes/s), datasheet figures otherwise.
+
+    Parameters
+    ----------
+    flop : float
+        :math:`F` (FLOP).
+    dram_bytes, l2_traffic_bytes : float
+        Bytes through HBM and through L2.
+    compute_flop_per_s, dram_bytes_per_s, l2_bytes_per_s : float
+        The three rates (FLOP/s, bytes/s, bytes/s).
+
+    Returns
+    -------
+    float
+        :math:`T` (s).
+
+    References
+    ----------
+    Williams, Waterman and Patterson 2009 (the roofline; its hierarchical form, one ceiling per
+    level); the same max of compute, HBM and L2 times is XLA's GPU dot cost model
+    (openxla/xla, ``xla/service/gpu/model/gpu_dot_fusion_cost_model.cc``).
+
+    Examples
+    --------
+    >>> round(two_level_time_s(1e12, 1e9, 6e9, compute_flop_per_s=1e15, dram_bytes_per_s=4e12,
+    ...                        l2_bytes_per_s=6e12) * 1e3, 3)
+    1.0
+    """
+    f = positive("flop", flop, allow_zero=True)
+    q_dram = positive("dram_bytes", dram_bytes, allow_zero=True)
+    q_l2 = positive("l2_traffic_bytes", l2_traffic_bytes, allow_zero=True)
+    p = positive("compute_flop_per_s", compute_flop_per_s)
+    b_dram = positive("dram_bytes_per_s", dram_bytes_per_s)
+    b_l2 = positive("l2_bytes_per_s", l2_bytes_per_s)
+    return max(roofline.compute_time_s(f, p), roofline.memory_time_s(q_dram, b_dram),
+               roofline.memory_time_s(q_l2, b_l2))
+
+
+def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: float, *,
+                            block_rows: int, l2_capacity_bytes: float, concurrent_programs: int,
+                            compute_flop_per_s: float, dram_bytes_per_s: float,
+                            l2_bytes_per_s: float, n_heads: int = 1, batch: int = 1,
+                            causal: bool = False, stat_bytes: float = 0.0) -> float:
+    r"""Predicted time (s) of a FlashAttention-2 forward: :func:`two_level_time_s` of its traffic.
+
+    .. math:: T = \max\!\left(\frac{F}{P},\ \frac{Q_\text{DRAM}}{B_\text{HBM}},\
+              \frac{Q_\text{L2}}{B_\text{L2}}\right)
+
+    :math:`F` from :func:`attention_flop`, :math:`Q_\text{DRAM}` from
+    :func:`flash2_attention_dram_bytes`, :math:`Q_\text{L2}` from
+    :func:`flash2_attention_l2_traffic_bytes`.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 and Section 4.1 (the FLOP count);
+    Williams, Waterman and Patterson 2009.
+
+    Examples
+    --------
+    >>> round(flash2_attention_time_s(4096, 128, 2.0, block_rows=128,
+    ...     l2_capacity_bytes=50 * 2**20, concurrent_programs=132, compute_flop_per_s=989.4e12,
+    ...     dram_bytes_per_s=4.8e12, l2_bytes_per_s=6.65e12, n_heads=16, batch=4) * 1e3, 3)
+    0.666
+    """
+    for name, value in (("compute_flop_per_s", compute_flop_per_s),
+                        ("dram_bytes_per_s", dram_bytes_per_s), ("l2_bytes_per_s", l2_bytes_per_s)):
+        positive(name, value)
+    f = attention_flop(seq_len, head_dim, n_heads=n_heads, batch=batch, causal=causal)
+    kw = dict(block_rows=block_rows, n_heads=n_heads, batch=batch, causal=causal,
+              stat_bytes=stat_bytes)
+    dram = flash2_attention_dram_bytes(seq_len, head_dim, bytes_per_element,
+                                       l2_capacity_bytes=l2_capacity_bytes,
+                                       concurrent_programs=concurrent_programs, **kw)
+    l2 = flash2_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element, **kw)
+    return two_level_time_s(f, dram, l2, compute_flop_per_s=compute_flop_per_s,
+                            dram_bytes_per_s=dram_bytes_per_s, l2_bytes_per_s=l2_bytes_per_s)
