@@ -12,10 +12,11 @@ import statistics
 
 from helpers import specs
 from helpers.labs import report
+from helpers.labs.core import MISSING
 from helpers.labs.reduction_softmax import DTYPES, GPU, LAB, OPS, TARGET
 from helpers.models.roofline import memory_time_s
 
-__all__ = ["point_rows", "target_check", "summary", "predicted_times", "fusion_ratio_bound",
+__all__ = ["row_verdict", "point_rows", "target_check", "summary", "predicted_times", "fusion_ratio_bound",
            "comparison_rows", "describe"]
 
 
@@ -166,3 +167,15 @@ def describe(result: dict) -> str:
                      f"{fmt_rate(r['bytes_per_s'], 'B/s')} ({r['copy_fraction']:.0%} of copy), "
                      f"error {r['max_error']:.1e}")
     return "\n".join(lines)
+
+
+def row_verdict(rows: list, quantity: str, as_bound: bool = False) -> str:
+    """The page's number for one row of ``rows`` (rows of :func:`comparison_rows` with both
+    values): a prediction's error in per cent (``"+3"``), or, ``as_bound``, the fraction of its
+    bound (``"65%"``); :data:`~helpers.labs.core.MISSING` when the row is absent."""
+    r = next((r for r in rows if r.quantity == quantity), None)
+    if r is None:
+        return MISSING
+    if as_bound:
+        return f"{r.claim.fraction_of_bound(r.model, r.h200):.0%}"
+    return f"{100 * (r.model - r.h200) / r.h200:+.2g}"
