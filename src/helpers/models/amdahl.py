@@ -204,7 +204,7 @@ def request_speedup(stage_times_s: Mapping[str, float],
 def gustafson_speedup(serial_fraction: float, n_processors: float) -> float:
     r"""Scaled (weak-scaling) speedup (dimensionless) of Gustafson's law on :math:`N` processors.
 
-    .. math:: \text{scaled speedup} = s' + p' N = N + (1 - N)\, s'      (eq-gustafson)
+    .. math:: \text{scaled speedup} = s' + p' N = N + (1 - N)\, s'
 
     Amdahl's law (:func:`amdahl_speedup`) keeps the problem fixed and lets the time shrink;
     Gustafson's keeps the time fixed and lets the problem grow with :math:`N`: the serial part
