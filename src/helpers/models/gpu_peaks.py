@@ -427,6 +427,8 @@ def sparse_peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz:
 def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
     r"""``spec``'s 2:4 sparse peak at ``precision`` (FLOP/s), from its unit counts and clock.
 
+    .. math:: P_{2:4} = 2 \cdot 2\,n_{SM}\,u\,f
+
     Raises ``ValueError`` if the part has no sparse mode at that precision (its datasheet
     prints no sparse figure: Volta has none at all).
 

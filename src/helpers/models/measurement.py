@@ -78,6 +78,8 @@ def timer_quantization_error(resolution_s: float, interval_s: float) -> float:
 def min_interval_s(resolution_s: float, max_error: float) -> float:
     r"""Shortest interval (s) a clock of resolution ``r`` times within a relative error: :math:`r / \epsilon`.
 
+    .. math:: T_{\min} = r / \epsilon
+
     Parameters
     ----------
     resolution_s : float

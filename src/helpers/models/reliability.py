@@ -70,6 +70,8 @@ LLAMA3_GPUS = 16_384
 def fit_to_rate_per_s(fit: float) -> float:
     r"""Failure rate (1/s) of a part rated ``fit`` FIT: :math:`\text{FIT} / (10^9 \cdot 3600\ \text{s})`.
 
+    .. math:: \lambda = \text{FIT} / (10^9 \cdot 3600\ \text{s})
+
     Examples
     --------
     >>> fit_to_rate_per_s(3600.0)
@@ -80,6 +82,8 @@ def fit_to_rate_per_s(fit: float) -> float:
 
 def rate_to_fit(rate_per_s: float) -> float:
     r"""FIT (failures per :math:`10^9` device-hours) of a failure rate given in 1/s.
+
+    .. math:: \text{FIT} = \lambda \cdot 10^9 \cdot 3600\ \text{s}
 
     Examples
     --------
@@ -145,6 +149,8 @@ def system_fit(fits: Mapping[str, float], counts: Mapping[str, int]) -> float:
 def system_mtbf_s(fits: Mapping[str, float], counts: Mapping[str, int]) -> float:
     r"""Mean time between failures (s) of a system of independent parts: :math:`10^9\ \text{h} / \text{FIT}_\text{sys}`.
 
+    .. math:: \text{MTBF} = 10^9\ \text{h} / \textstyle\sum_i n_i\,\text{FIT}_i
+
     Returns ``math.inf`` when every rate is zero.
 
     Examples
@@ -165,6 +171,8 @@ def system_mtbf_s(fits: Mapping[str, float], counts: Mapping[str, int]) -> float
 def observed_fit(n_failures: int, n_units: int, observed_s: float) -> float:
     r"""FIT of one unit estimated from a fleet: :math:`10^9\,k / (N\,T_\text{h})`.
 
+    .. math:: \widehat{\text{FIT}} = 10^9\,k / (N\,T_\text{h})
+
     The maximum-likelihood rate of exponential failures, :math:`k` failures in :math:`N`
     units watched for :math:`T`, in FIT.
 
@@ -184,6 +192,8 @@ def observed_fit(n_failures: int, n_units: int, observed_s: float) -> float:
 def cause_shares(counts: Mapping[str, int]) -> dict[str, float]:
     r"""Share (dimensionless) of each cause in a count of failures: :math:`k_i / \sum_j k_j`.
 
+    .. math:: f_i = k_i / \sum_j k_j
+
     Examples
     --------
     >>> s = cause_shares({"GPU HBM3 Memory": 72, "rest": 347})
@@ -202,8 +212,10 @@ def cause_shares(counts: Mapping[str, int]) -> dict[str, float]:
 
 
 def category_counts(rows) -> dict[str, int]:
-    """Failures by category (count) from ``(component, category, count)`` rows such as
+    r"""Failures by category (count) from ``(component, category, count)`` rows such as
     :data:`LLAMA3_INTERRUPTIONS`.
+
+    .. math:: k_c = \sum_{i \in c} k_i
 
     Examples
     --------
