@@ -432,6 +432,13 @@ def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
     Raises ``ValueError`` if the part has no sparse mode at that precision (its datasheet
     prints no sparse figure: Volta has none at all).
 
+    References
+    ----------
+    NVIDIA (2020), A100 whitepaper, "Fine-grained structured sparsity"; NVIDIA (2022), H100
+    whitepaper, Table 3 (sparse peaks twice the dense ones).
+
+    Examples
+    --------
     >>> from helpers.specs import H100_SXM
     >>> round(derived_sparse_peak_flop_per_s(H100_SXM, "fp8") / 1e12, 1)   # datasheet: 3,958
     3957.7
