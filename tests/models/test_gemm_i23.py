@@ -33,9 +33,11 @@ def test_oracle_balanced_schedule():
 
 
 def test_a100_wave_of_256x128_tiles():
-    # NVIDIA Matrix Multiplication Background guide, 3.2: on an A100 (108 SMs) 256x128 tiles
-    # run one per SM, a wave of 108 tiles; a 1792 x 1792 output is 7 x 14 = 98 tiles, under
-    # one wave
+    # An A100 (108 SMs) running 256x128 tiles one per SM has a wave of 108 tiles; a 1792 x
+    # 1792 output is 7 x 14 = 98 tiles, under one wave (the example as H. Benoit's notes on
+    # "What Shapes Do Matrix Multiplications Like?" print it; NVIDIA's guide, section 3.2, was
+    # not read for a printed fractional count, so this is a worked example, not a source's
+    # number for the fractional form)
     a100 = specs.A100_SXM_80GB.sm_count
     tiles = gm.tile_count(1792, 1792, 256, 128)
     assert tiles == 98
