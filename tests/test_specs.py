@@ -58,7 +58,7 @@ def test_unknown_precision_and_key_raise_clear_errors():
     with pytest.raises(ValueError, match="fp64"):
         specs.H100_SXM.peak_flop_per_s("fp64", sparse=True)
     with pytest.raises(ValueError, match="unknown GPU key"):
-        specs.gpu("v100")
+        specs.gpu("p100")  # v100 became known in issue 23
 
 
 def test_invalid_specs_are_rejected():

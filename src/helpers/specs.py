@@ -39,6 +39,7 @@ __all__ = [
     "NVLINK4_H100", "NVLINK5_B200", "A100_SXM_80GB", "H100_SXM", "H200_SXM", "B200_HGX",
     "GPUS", "PRECISIONS", "gpu",
 ]
+__all__ += ["PCIE_GEN3_X16", "NVLINK2_V100", "A100_SXM_40GB", "V100_SXM2_32GB", "OLDER_GPUS"]
 __all__ += ["SMLimits", "SM70", "SM80", "SM90", "SM100", "SM_LIMITS", "sm_limits"]
 
 #: Names of the number formats a peak can be asked for, in the order tables show them.
@@ -282,6 +283,21 @@ NVLINK5_B200 = LinkSpec(
     retrieved="2026-11-30",
 )
 
+PCIE_GEN3_X16 = LinkSpec(
+    name="PCIe Gen3 x16",
+    bidirectional_bytes_per_s=32e9,
+    source="NVIDIA Tesla V100 GPU datasheet (PCIe column, 'Interconnect Bandwidth: 32 GB/sec')",
+    retrieved="2026-12-01",
+    note="8 GT/s x 16 lanes (128b/130b), rounded to 16 GB/s each way.",
+)
+NVLINK2_V100 = LinkSpec(
+    name="NVLink 2 (V100)",
+    bidirectional_bytes_per_s=300e9,
+    source="NVIDIA Tesla V100 GPU datasheet (SXM2 column, 'NVLink 300 GB/s'); Volta "
+           "architecture whitepaper (six links of 50 GB/s)",
+    retrieved="2026-12-01",
+)
+
 # --- GPUs ------------------------------------------------------------------------------
 
 A100_SXM_80GB = GPUSpec(
@@ -305,6 +321,74 @@ A100_SXM_80GB = GPUSpec(
            "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
     retrieved="2026-11-30",
     note="Datasheet marks sparse figures with an asterisk; dense = sparse / 2.",
+)
+
+A100_SXM_40GB = GPUSpec(
+    name="A100 SXM 40GB",
+    architecture="Ampere (GA100)",
+    form_factor="SXM4",
+    hbm_bytes=40e9,
+    hbm_bytes_per_s=1555e9,
+    dense_flop_per_s={"fp64": 9.7 * T, "fp64_tensor": 19.5 * T, "fp32": 19.5 * T,
+                      "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T, "int8": 624 * T},
+    sparse_flop_per_s={"tf32": 312 * T, "bf16": 624 * T, "fp16": 624 * T, "int8": 1248 * T},
+    nvlink=NVLINK3_A100,
+    pcie=PCIE_GEN4_X16,
+    tdp_w=400,
+    sm_count=108,
+    **_AMPERE_SM,
+    hbm_pin_rate_bits_per_s=2 * 1215 * MHz,
+    arch_note="The part the whitepaper describes: HBM2 at 1215 MHz, double data rate, over "
+              "5120 bits (1555 GB/s).",
+    source="NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), Table 1 (A100 40 GB: "
+           "FP64 9.7, FP64 Tensor 19.5, FP32 19.5, TF32 156/312, FP16 and BF16 312/624, INT8 "
+           "624/1248 TOPS, dense/sparse) and Table 3 (40 GB HBM2, 1555 GB/s, 400 W TDP); NVIDIA "
+           "A100 datasheet (2020 edition, 'A100 40GB SXM' column, same figures)",
+    retrieved="2026-12-01",
+    note="Same GPU and peaks as the 80 GB part; only the memory differs.",
+)
+
+V100_SXM2_32GB = GPUSpec(
+    name="V100 SXM2 32GB",
+    architecture="Volta (GV100)",
+    form_factor="SXM2",
+    hbm_bytes=32e9,
+    hbm_bytes_per_s=900e9,
+    dense_flop_per_s={"fp64": 7.8 * T, "fp32": 15.7 * T, "fp16": 125 * T},
+    sparse_flop_per_s={},
+    nvlink=NVLINK2_V100,
+    pcie=PCIE_GEN3_X16,
+    tdp_w=300,
+    sm_count=80,
+    compute_capability=(7, 0),
+    boost_clock_hz=1530 * MHz,
+    tensor_boost_clock_hz=1530 * MHz,
+    warp_schedulers_per_sm=4,
+    fp32_lanes_per_sm=64,
+    fp64_lanes_per_sm=32,
+    tensor_cores_per_sm=8,
+    tensor_fma_per_clock_per_sm={"fp16": 8 * 64},
+    register_file_bytes_per_sm=256 * KiB,
+    l1_smem_bytes_per_sm=128 * KiB,
+    max_smem_bytes_per_sm=96 * KiB,
+    smem_bytes_per_clock_per_sm=32 * 4,
+    l2_bytes=6144 * KiB,
+    hbm_bus_width_bits=4096,
+    arch_source=("NVIDIA Tesla V100 GPU Architecture whitepaper (2017, v1.1), Table 1 (80 SMs, "
+                 "64 FP32 and 32 FP64 cores and 8 Tensor Cores per SM, GPU boost clock 1530 "
+                 "MHz, peak FP32 15.7, FP64 7.8, Tensor 125 TFLOPS, 4096-bit HBM2, L2 6144 KB, "
+                 "shared memory configurable up to 96 KB of a 128 KB L1, 256 KB register file "
+                 "per SM) and 'Tensor Cores' (64 FMA per clock per Tensor Core); " + _CUDA_GPUS
+                 + "; " + _SMEM_BANKS),
+    arch_retrieved="2026-12-01",
+    arch_note="NVIDIA's first announcement (May 2017) printed a 1455 MHz boost clock and 15 / "
+              "7.5 / 120 TFLOPS; the shipped part and its datasheet use 1530 MHz and 15.7 / "
+              "7.8 / 125, the figures kept here.",
+    source="NVIDIA Tesla V100 GPU datasheet (SXM2 column: double precision 7.8, single 15.7, "
+           "tensor 125 TFLOPS; 32/16 GB HBM2 at 900 GB/s; NVLink 300 GB/s; 300 W)",
+    retrieved="2026-12-01",
+    note="Volta's tensor cores take FP16 inputs (FP16 or FP32 accumulate) and have no "
+         "structured-sparsity mode: no sparse peaks, and no TF32, BF16 or INT8 tensor path.",
 )
 
 H100_SXM = GPUSpec(
@@ -385,11 +469,17 @@ B200_HGX = GPUSpec(
 #: Every GPU in the book, in the order tables show them.
 GPUS: tuple[GPUSpec, ...] = (A100_SXM_80GB, H100_SXM, H200_SXM, B200_HGX)
 
+#: Earlier parts, for reproducing papers measured on them (Megatron-LM's V100 and A100 40 GB
+#: runs); not in the book's tables.
+OLDER_GPUS: tuple[GPUSpec, ...] = (V100_SXM2_32GB, A100_SXM_40GB)
+
 _BY_KEY = {
     "a100": A100_SXM_80GB,
     "h100": H100_SXM,
     "h200": H200_SXM,
     "b200": B200_HGX,
+    "a100-40gb": A100_SXM_40GB,
+    "v100": V100_SXM2_32GB,
 }
 
 

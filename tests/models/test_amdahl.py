@@ -104,8 +104,8 @@ def test_fraction_must_be_in_unit_interval(bad):
         amdahl.amdahl_limit(bad)
 
 
-@pytest.mark.parametrize("bad", [0.0, -2.0, float("inf"), float("nan")])
-def test_factor_must_be_positive(bad):
+@pytest.mark.parametrize("bad", [0.0, -2.0, -float("inf"), float("nan")])
+def test_factor_must_be_positive(bad):  # +inf is the limit N = inf (test_amdahl_i23.py)
     with pytest.raises(ValueError, match=r"factor must be a finite number in \(0, inf\)"):
         amdahl.amdahl_speedup(0.5, bad)
 

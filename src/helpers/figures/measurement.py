@@ -21,7 +21,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .. import units
-from ..models import stats
+from ..models import measurement, stats
 from .style import COLORS, new_figure
 from .svg import MUTED, PALETTE, TEXT, Canvas, Figure
 
@@ -259,7 +259,8 @@ def first_calls_figure(series: Mapping[str, Sequence[float]]):
 def resolution_figure(resolutions_s: Mapping[str, float], *, target: float = 0.01):
     r"""The quantization bound ``res / T`` against the timed interval ``T`` for each clock.
 
-    Each line is :math:`\epsilon(T) = r / T` (``eq-meas-quantization``); the dotted line is the
+    Each line is :math:`\epsilon(T) = r / T` (``eq-meas-quantization``,
+    :func:`helpers.models.measurement.timer_quantization_error`); the dotted line is the
     ``target`` relative error; where a line crosses it is the shortest interval worth timing.
     """
     if not resolutions_s or min(resolutions_s.values()) <= 0:
@@ -271,8 +272,9 @@ def resolution_figure(resolutions_s: Mapping[str, float], *, target: float = 0.0
     hi = max(resolutions_s.values()) / target * 30
     T = np.logspace(np.log10(lo), np.log10(hi), 200)
     for name, r in resolutions_s.items():
-        line, = ax.plot(T, np.minimum(r / T, 1.0), label=f"{name}: r = {units.fmt_time(r)}")
-        ax.plot([r / target], [target], "o", color=line.get_color())
+        error = [measurement.timer_quantization_error(r, float(t)) for t in T]
+        line, = ax.plot(T, error, label=f"{name}: r = {units.fmt_time(r)}")
+        ax.plot([measurement.min_interval_s(r, target)], [target], "o", color=line.get_color())
     ax.axhline(target, color=MUTED_HEX, ls=":", lw=1.2)
     ax.text(hi, target * 1.15, f"{target:.0%} error", ha="right", va="bottom", fontsize=9.5,
             color=MUTED_HEX)

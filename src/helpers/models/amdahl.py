@@ -37,7 +37,7 @@ from ._checks import positive as _positive
 from . import _checks
 
 __all__ = ["amdahl_speedup", "amdahl_limit", "required_factor", "request_time_s",
-           "request_speedup"]
+           "request_speedup", "gustafson_speedup"]
 
 
 
@@ -54,6 +54,8 @@ def amdahl_speedup(fraction_improved: float, factor: float) -> float:
         in [0, 1].
     factor : float
         :math:`s`, how many times faster that part becomes (> 0; below 1 is a slowdown).
+        ``math.inf`` is accepted and gives the limit :math:`1/(1-f)` (:func:`amdahl_limit`):
+        with :math:`N` processors, :math:`s = N` and :math:`N = \infty` is Amdahl's own bound.
 
     Returns
     -------
@@ -75,8 +77,12 @@ def amdahl_speedup(fraction_improved: float, factor: float) -> float:
 
     >>> round(amdahl_speedup(0.4, 10.0), 2)
     1.56
+    >>> amdahl_speedup(0.8, math.inf) == amdahl_limit(0.8)
+    True
     """
     f = _fraction("fraction_improved", fraction_improved)
+    if _checks.as_float(factor) == math.inf:
+        return amdahl_limit(f)
     s = _positive("factor", factor)
     return 1.0 / ((1.0 - f) + f / s)
 
@@ -193,3 +199,50 @@ def request_speedup(stage_times_s: Mapping[str, float],
     speedups = dict(speedups or {})
     times = _stages(stage_times_s, speedups)
     return sum(times.values()) / request_time_s(times, speedups)
+
+
+def gustafson_speedup(serial_fraction: float, n_processors: float) -> float:
+    r"""Scaled (weak-scaling) speedup (dimensionless) of Gustafson's law on :math:`N` processors.
+
+    .. math:: \text{scaled speedup} = s' + p' N = N + (1 - N)\, s'
+
+    Amdahl's law (:func:`amdahl_speedup`) keeps the problem fixed and lets the time shrink;
+    Gustafson's keeps the time fixed and lets the problem grow with :math:`N`: the serial part
+    :math:`s'` stays the same and the parallel part is :math:`N` times larger, so a single
+    processor would need :math:`s' + p' N` for what :math:`N` processors do in
+    :math:`s' + p' = 1`.
+
+    Parameters
+    ----------
+    serial_fraction : float
+        :math:`s'`, the fraction of the time *on the parallel system* spent in serial parts,
+        in [0, 1] (not Amdahl's :math:`f`, which is measured on one processor).
+    n_processors : float
+        :math:`N` (>= 1; a real number so that a curve can be drawn through it).
+
+    Returns
+    -------
+    float
+        The scaled speedup, between 1 (:math:`s' = 1`) and :math:`N` (:math:`s' = 0`).
+
+    Assumptions
+    -----------
+    The serial time does not grow with the problem; the parallel work grows linearly with
+    :math:`N` and divides perfectly among the processors.
+
+    References
+    ----------
+    Gustafson, J. L. (1988), "Reevaluating Amdahl's Law", CACM 31(5), 532-533: the formula
+    (suggested by E. Barsis), and speedups of 1020 and 1016 on a 1024-processor hypercube
+    for applications with a serial share of 0.4 to 0.8 percent.
+
+    Examples
+    --------
+    Gustafson's hypercube, N = 1024, serial share 0.4 % and 0.8 %:
+
+    >>> round(gustafson_speedup(0.004, 1024)), round(gustafson_speedup(0.008, 1024))
+    (1020, 1016)
+    """
+    s = _fraction("serial_fraction", serial_fraction)
+    n = _checks.real("n_processors", n_processors, low=1.0)
+    return n + (1.0 - n) * s

@@ -29,7 +29,9 @@ from . import _checks
 
 __all__ = ["model_flop_per_token", "mfu", "hfu", "strong_scaling_efficiency",
            "weak_scaling_efficiency", "exposed_comm_s", "dp_step_time_s", "dp_exposed_comm_s",
-           "straggler_step_time_s", "time_to_train_s", "union_intervals", "PALM_540B"]
+           "straggler_step_time_s", "time_to_train_s", "union_intervals", "PALM_540B",
+           "selective_recompute_flop_overhead", "selective_recompute_forward_fraction",
+           "megatron_training_time_s", "KORTHIKANTI_2022"]
 
 #: PaLM 540B as the PaLM paper reports it (table 1, section 4, table 3): parameters, layers,
 #: heads, head dimension, sequence length, chips, peak bf16 FLOP/s per TPU v4 chip, tokens/s.
@@ -78,6 +80,17 @@ def model_flop_per_token(*, n_params: float, n_layers: int, n_heads: int, head_d
     Q = _checks.positive_int("head_dim", head_dim)
     T = _checks.positive_int("seq_len", seq_len)
     return 6.0 * n + 12.0 * L * H * Q * T
+
+
+#: Korthikanti et al. (2022), table 3 (configurations: heads, hidden size, layers; s = 2048,
+#: v = 51200 for all, section 6) and table 5 (the MFU and HFU they measured).
+KORTHIKANTI_2022 = {
+    "22B": dict(n_heads=64, d_model=6144, n_layers=48, mfu=0.415, hfu=0.437),
+    "175B": dict(n_heads=96, d_model=12288, n_layers=96, mfu=0.514, hfu=0.528),
+    "530B": dict(n_heads=128, d_model=20480, n_layers=105, mfu=0.560, hfu=0.570),
+    "1T": dict(n_heads=160, d_model=25600, n_layers=128, mfu=0.563, hfu=0.570),
+}
+KORTHIKANTI_SEQ_LEN, KORTHIKANTI_VOCAB = 2048, 51200
 
 
 def mfu(*, tokens_per_s: float, flop_per_token: float, peak_flop_per_s: float,
@@ -468,3 +481,155 @@ def time_to_train_s(*, n_params: float, n_tokens: float, n_devices: int,
     return (6.0 * _checks.positive("n_params", n_params) * _checks.positive("n_tokens", n_tokens)
             / (_checks.positive_int("n_devices", n_devices)
                * _checks.positive("peak_flop_per_s", peak_flop_per_s) * m))
+
+
+_COUNTINGS = ("paper", "forward")
+
+
+def selective_recompute_flop_overhead(*, seq_len: int, d_model: int, n_layers: int,
+                                      vocab_size: int, counting: str = "paper") -> float:
+    r"""Extra FLOP (dimensionless, a fraction of the model FLOP) of Korthikanti's selective recomputation.
+
+    .. math::
+
+        \frac{F_\text{hw}}{F_\text{model}} - 1, \qquad
+        F_\text{model} = 72 B L s h^2 \Bigl(1 + \frac{s}{6h} + \frac{v}{12hL}\Bigr)
+
+    with :math:`F_\text{hw} = 72BLsh^2(1 + s/3h + v/12hL)` (the paper's equation 8,
+    ``counting="paper"``, about :math:`s/6h`), or :math:`F_\text{hw} = F_\text{model} +
+    4BLs^2h` (``counting="forward"``, about :math:`s/18h`).
+
+    The two disagree, and both are in the source. Its appendix A says the recomputation is
+    "an additional forward pass attention matrix computation (2Bs²h operations) and attention
+    over values (2Bs²h operations)": :math:`4Bs^2h` per layer, which is :math:`s/18h` of the
+    model FLOP. Its equation 8 adds :math:`72BLsh^2 \cdot s/6h = 12BLs^2h` instead, three
+    times as much (the forward *and backward* attention FLOP). The numbers it prints (2.7 %
+    and 1.6 % for GPT-3 and MT-NLG in section 5, the HFU of table 5) follow equation 8, so
+    that is the default here; ``"forward"`` is the term-by-term count.
+
+    Parameters
+    ----------
+    seq_len : int
+        :math:`s`.
+    d_model : int
+        :math:`h`.
+    n_layers : int
+        :math:`L`.
+    vocab_size : int
+        :math:`v`.
+    counting : {"paper", "forward"}
+        Which hardware-FLOP count (see above).
+
+    Returns
+    -------
+    float
+        :math:`F_\text{hw}/F_\text{model} - 1`.
+
+    Assumptions
+    -----------
+    GPT-style layer with a 4h MLP; only matrix products counted (the source's convention);
+    the batch :math:`B` cancels.
+
+    References
+    ----------
+    Korthikanti et al. (2022), section 5 (2.7 % and 1.6 %), appendix A, equations 7-9.
+
+    Examples
+    --------
+    GPT-3 (s 2048, h 12288, 96 layers, v 51200): the paper's "2.7 %".
+
+    >>> round(100 * selective_recompute_flop_overhead(seq_len=2048, d_model=12288,
+    ...                                               n_layers=96, vocab_size=51200), 1)
+    2.7
+    """
+    s = _checks.positive_int("seq_len", seq_len)
+    h = _checks.positive_int("d_model", d_model)
+    L = _checks.positive_int("n_layers", n_layers)
+    v = _checks.positive_int("vocab_size", vocab_size)
+    _checks.one_of("counting", counting, _COUNTINGS)
+    model = 1.0 + s / (6.0 * h) + v / (12.0 * h * L)
+    extra = s / (6.0 * h) if counting == "paper" else s / (18.0 * h)
+    return extra / model
+
+
+def selective_recompute_forward_fraction(*, seq_len: int, d_model: int, n_layers: int,
+                                         vocab_size: int, counting: str = "paper") -> float:
+    r"""The recomputed share of the forward pass (dimensionless) under selective recomputation: the input :func:`hfu` takes.
+
+    .. math:: r = 3 \left(\frac{F_\text{hw}}{F_\text{model}} - 1\right)
+
+    :func:`hfu` writes :math:`\mathrm{HFU} = \mathrm{MFU}(1 + r/3)`, a step being one forward
+    and a backward of twice its FLOP; :math:`r` is the overhead of
+    :func:`selective_recompute_flop_overhead` in units of one forward pass.
+
+    Examples
+    --------
+    Korthikanti's 1T model: MFU 56.3 % gives the HFU of 57.0 % of their table 5.
+
+    >>> r = selective_recompute_forward_fraction(seq_len=2048, d_model=25600, n_layers=128,
+    ...                                          vocab_size=51200)
+    >>> round(hfu(0.563, recomputed_forward_fraction=r), 3)
+    0.57
+    """
+    return 3.0 * selective_recompute_flop_overhead(seq_len=seq_len, d_model=d_model,
+                                                   n_layers=n_layers, vocab_size=vocab_size,
+                                                   counting=counting)
+
+
+def megatron_training_time_s(*, n_params: float, n_tokens: float, n_devices: int,
+                             flop_per_s_per_device: float,
+                             full_recompute: bool = True) -> float:
+    r"""End-to-end training time (s) of Megatron-LM's estimate: :math:`8TP/(nX)`.
+
+    .. math:: T_\text{train} \approx \frac{8\,T P}{n X}
+       \quad\text{(full recomputation; } 6TP/(nX) \text{ without)}
+
+    A token costs :math:`2P` FLOP forward, :math:`4P` backward and, with full activation
+    recomputation, another :math:`2P` forward: 8 instead of the 6 of
+    :func:`time_to_train_s`. :math:`X` is the *achieved* rate per GPU, counting the
+    recomputation (a hardware FLOP rate, not MFU times peak).
+
+    Parameters
+    ----------
+    n_params : float
+        :math:`P`, parameters.
+    n_tokens : float
+        :math:`T`, training tokens.
+    n_devices : int
+        :math:`n`, GPUs.
+    flop_per_s_per_device : float
+        :math:`X`, achieved FLOP/s per GPU.
+    full_recompute : bool
+        True: the 8 of the source; False: 6 (no recomputation).
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Assumptions
+    -----------
+    :math:`6h \gg s` and :math:`16lh \gg V` (the attention and logit terms of the source's
+    FLOP count dropped); constant throughput, no failures or restarts.
+
+    References
+    ----------
+    Narayanan et al. (2021), "Efficient Large-Scale Language Model Training on GPU Clusters
+    Using Megatron-LM", SC21, section 5.1: GPT-3 (175B parameters, 300B tokens) on 1024 A100s
+    at 140 TFLOP/s per GPU takes 34 days; a 1T model on 450B tokens, 3072 GPUs at 163
+    TFLOP/s, 84 days.
+
+    Examples
+    --------
+    >>> round(megatron_training_time_s(n_params=175e9, n_tokens=300e9, n_devices=1024,
+    ...                                flop_per_s_per_device=140e12) / 86400)
+    34
+    """
+    p = _checks.positive("n_params", n_params)
+    t = _checks.positive("n_tokens", n_tokens)
+    n = _checks.positive_int("n_devices", n_devices)
+    x = _checks.positive("flop_per_s_per_device", flop_per_s_per_device)
+    _checks.boolean("full_recompute", full_recompute)
+    factor = 8.0 if full_recompute else 6.0
+    return _checks.finite_ratio("n_params * n_tokens", factor * p * t,
+                                "n_devices * flop_per_s_per_device", n * x)

@@ -50,7 +50,7 @@ from . import _checks
 MAX_TILES = 10**7  # grouped_tile_order lists every tile: more would hang
 
 __all__ = ["problem_intensity_flop_per_byte", "tile_intensity_flop_per_byte", "tiled_load_bytes",
-           "tile_count", "waves", "wave_efficiency", "tile_quantization_efficiency",
+           "tile_count", "waves", "fractional_waves", "wave_efficiency", "tile_quantization_efficiency",
            "smem_bytes", "accumulator_registers", "ctas_per_sm_by_smem", "grouped_tile_order",
            "wave_panel_bytes"]
 
@@ -169,6 +169,31 @@ def waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> int:
     _int("sms", sms)
     _int("ctas_per_sm", ctas_per_sm)
     return _occ.waves(tiles, ctas_per_sm, sms)
+
+
+def fractional_waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:
+    r"""Waves (dimensionless) a GEMM's tiles would fill if a wave could be fractional: :math:`T/(S c)`.
+
+    .. math:: W_\text{frac} = \frac{T}{S\,c}, \qquad W = \lceil W_\text{frac} \rceil
+
+    Beside :func:`waves` (the whole rounds the hardware runs): the fractional count is the
+    time a perfectly balanced schedule (Stream-K, split-K) would take in tile-times, and
+    :math:`W_\text{frac} / W` is :func:`wave_efficiency`. 1.01 waves cost 2 whole ones.
+
+    References
+    ----------
+    NVIDIA, *Matrix Multiplication Background User's Guide*, section 3.2 "Wave Quantization";
+    Osama et al. (2023), "Stream-K", PPoPP: the work-centric schedule that runs the fractional
+    count.
+
+    Examples
+    --------
+    >>> round(fractional_waves(133, 132), 4), waves(133, 132)
+    (1.0076, 2)
+    """
+    t = _int("tiles", tiles)
+    s, c = _int("sms", sms), _int("ctas_per_sm", ctas_per_sm)
+    return t / (s * c)
 
 
 def wave_efficiency(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:

@@ -21,10 +21,15 @@ from . import _checks
 __all__ = ["FLOP_PER_FMA", "peak_flop_per_s", "clock_from_peak_hz", "peak_memory_bytes_per_s",
            "pin_rate_from_bandwidth_bits_per_s", "bytes_per_clock_per_sm", "per_gpu",
            "smem_bytes_per_s", "clock_for_precision_hz", "fma_per_clock_per_sm",
-           "derived_peak_flop_per_s"]
+           "derived_peak_flop_per_s", "SPARSE_2_4_SPEEDUP", "sparse_peak_flop_per_s",
+           "derived_sparse_peak_flop_per_s"]
 
 #: A fused multiply-add ``a * b + c`` counts as two floating-point operations.
 FLOP_PER_FMA = 2.0
+
+#: 2:4 structured sparsity keeps 2 of every 4 weights; the sparse tensor core skips the zero
+#: half, so the products it would have done count as done: twice the dense rate.
+SPARSE_2_4_SPEEDUP = 4 / 2
 
 _NON_TENSOR = ("fp32", "fp64")
 _HIGH_CLOCK = ("fp32", "fp64", "fp64_tensor")  # the precisions a GPU's full boost clock rates
@@ -374,3 +379,77 @@ def derived_peak_flop_per_s(spec, precision: str) -> float:
         raise ValueError(f"precision must be a precision name (str), got {precision!r}")
     return peak_flop_per_s(_require(spec, "sm_count"), fma_per_clock_per_sm(spec, precision),
                            clock_for_precision_hz(spec, precision))
+
+
+def sparse_peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
+    r"""Peak rate (FLOP/s) a datasheet quotes with 2:4 structured sparsity: twice eq-peak-flops.
+
+    .. math:: P_{2:4} = \tfrac{4}{2} \cdot 2\,n_{SM}\,u\,f
+
+    With two of every four weights zero, the sparse tensor core multiplies only the kept half
+    and the datasheet counts the skipped products as done: the *effective* rate of a dense
+    product of the same shape, twice :func:`peak_flop_per_s`. The arithmetic actually executed
+    per second is the dense peak.
+
+    Parameters
+    ----------
+    sm_count : int
+        :math:`n_{SM}`.
+    fma_per_clock_per_sm : float
+        :math:`u`, the *dense* tensor-core FMA per clock per SM.
+    clock_hz : float
+        :math:`f` (Hz).
+
+    Returns
+    -------
+    float
+        :math:`P_{2:4}` (FLOP/s; operations/s for INT8).
+
+    Assumptions
+    -----------
+    The weight matrix is pruned 2:4 and compressed (values plus 2-bit indices), and the part
+    has sparse tensor cores (Ampere and later; not Volta).
+
+    References
+    ----------
+    NVIDIA (2020), A100 whitepaper, "Fine-grained structured sparsity" ("2x the math
+    throughput of dense") and Table 1: FP16 312 / 624 TFLOPS, INT8 624 / 1248 TOPS dense /
+    sparse on 108 SMs at 1410 MHz.
+
+    Examples
+    --------
+    >>> round(sparse_peak_flop_per_s(108, 1024, 1.41e9) / 1e12, 1)
+    623.7
+    """
+    return SPARSE_2_4_SPEEDUP * peak_flop_per_s(sm_count, fma_per_clock_per_sm, clock_hz)
+
+
+def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
+    r"""``spec``'s 2:4 sparse peak at ``precision`` (FLOP/s), from its unit counts and clock.
+
+    .. math:: P_{2:4} = 2 \cdot 2\,n_{SM}\,u\,f
+
+    Raises ``ValueError`` if the part has no sparse mode at that precision (its datasheet
+    prints no sparse figure: Volta has none at all).
+
+    References
+    ----------
+    NVIDIA (2020), A100 whitepaper, "Fine-grained structured sparsity"; NVIDIA (2022), H100
+    whitepaper, Table 3 (sparse peaks twice the dense ones).
+
+    Examples
+    --------
+    >>> from helpers.specs import H100_SXM
+    >>> round(derived_sparse_peak_flop_per_s(H100_SXM, "fp8") / 1e12, 1)   # datasheet: 3,958
+    3957.7
+    """
+    _checks.has_attributes("spec", spec, ("name", "sm_count", "tensor_fma_per_clock_per_sm",
+                                          "sparse_flop_per_s"))
+    if not isinstance(precision, str):
+        raise ValueError(f"precision must be a precision name (str), got {precision!r}")
+    if precision not in spec.sparse_flop_per_s:
+        raise ValueError(f"precision: {spec.name} has no 2:4 sparse mode for {precision!r}; "
+                         f"sparse precisions: {sorted(spec.sparse_flop_per_s)}")
+    return sparse_peak_flop_per_s(_require(spec, "sm_count"),
+                                  fma_per_clock_per_sm(spec, precision),
+                                  clock_for_precision_hz(spec, precision))

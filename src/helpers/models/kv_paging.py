@@ -36,7 +36,12 @@ from ._checks import positive, positive_int
 from . import _checks
 
 __all__ = ["blocks_needed", "paged_waste_tokens", "contiguous_waste_tokens",
-           "kv_utilization", "prefix_sharing_saved_blocks", "kv_transfer_time_s"]
+           "kv_utilization", "prefix_sharing_saved_blocks", "kv_transfer_time_s",
+           "RESERVATION_POLICIES", "reserved_kv_tokens"]
+
+#: How a server reserves KV slots for a request (:func:`reserved_kv_tokens`): the three Orca
+#: baselines of the vLLM paper and vLLM's own paging.
+RESERVATION_POLICIES = ("max", "pow2", "oracle", "paged")
 
 
 def _tokens(name: str, value) -> int:
@@ -245,3 +250,70 @@ def kv_transfer_time_s(num_tokens: int, kv_bytes_per_token: float, link_bytes_pe
     bw = positive("link_bytes_per_s", link_bytes_per_s)
     a = positive("latency_s", latency_s, allow_zero=True)
     return a + n * q / bw
+
+
+def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
+                       max_seq_len: int = 2048, block_size: int = 16) -> int:
+    r"""KV slots (count) a request holds at its peak under a reservation policy.
+
+    .. math::
+
+        R_\text{max} = S_{\max}, \quad
+        R_\text{pow2} = \min\bigl(S_{\max},\ p + 2^{\lceil \log_2 o \rceil}\bigr), \quad
+        R_\text{oracle} = p + o, \quad
+        R_\text{paged} = b \left\lceil \frac{p + o}{b} \right\rceil
+
+    for a prompt of :math:`p` tokens that generates :math:`o`. Orca reserves at admission,
+    before :math:`o` is known: the whole context (``"max"``), or the prompt plus the output
+    rounded up to a power of two, at most twice what it needs (``"pow2"``); ``"oracle"`` is
+    Orca told :math:`o` in advance, the bound no real reservation reaches. Paging (vLLM)
+    reserves nothing ahead and holds whole blocks of :math:`b` slots.
+
+    Parameters
+    ----------
+    prompt_len : int
+        :math:`p` (>= 0).
+    output_len : int
+        :math:`o` (>= 1).
+    policy : {"max", "pow2", "oracle", "paged"}
+    max_seq_len : int
+        :math:`S_{\max}`, the model's context (the vLLM paper's 2048); :math:`p + o` must fit.
+    block_size : int
+        :math:`b`, slots per block (``"paged"`` only; vLLM's default 16).
+
+    Returns
+    -------
+    int
+        Slots reserved; :func:`kv_utilization` of :math:`p + o` over it is the share used.
+
+    Assumptions
+    -----------
+    The reservation of ``"pow2"`` is capped at the context (a buddy allocator cannot hand out
+    more than the largest region); the source does not say what it does at the cap.
+
+    References
+    ----------
+    Kwon et al. (2023), section 6.1, "Baseline 2: Orca": Orca (Oracle), Orca (Pow2) ("if the
+    true output length is 25, it reserves 32 positions for outputs"), Orca (Max) ("up to the
+    maximum sequence length of the model, i.e., 2048 tokens"); section 4 (blocks).
+
+    Examples
+    --------
+    >>> [reserved_kv_tokens(100, 25, policy=p) for p in RESERVATION_POLICIES]
+    [2048, 132, 125, 128]
+    """
+    p = _tokens("prompt_len", prompt_len)
+    o = positive_int("output_len", output_len)
+    _checks.one_of("policy", policy, RESERVATION_POLICIES)
+    s_max = positive_int("max_seq_len", max_seq_len)
+    b = positive_int("block_size", block_size)
+    if p + o > s_max:
+        raise ValueError(f"prompt_len + output_len must be at most max_seq_len={s_max}, got "
+                         f"{p} + {o}")
+    if policy == "max":
+        return s_max
+    if policy == "oracle":
+        return p + o
+    if policy == "pow2":
+        return min(s_max, p + (1 << (o - 1).bit_length()))
+    return b * math.ceil((p + o) / b)

@@ -59,7 +59,7 @@ __all__ = ["ceil_log", "tree_reduction_work", "tree_reduction_span", "hillis_ste
            "brent_time_bound", "brent_time_lower_bound", "warp_shuffle_steps",
            "block_reduction_steps", "grid_reduction_passes", "zipf_probabilities",
            "hottest_bin_updates", "contention_factor", "atomic_histogram_time_s",
-           "privatized_histogram_time_s"]
+           "privatized_histogram_time_s", "blelloch_scan_swaps"]
 
 
 def ceil_log(n: int, base: int = 2) -> int:
@@ -187,8 +187,9 @@ def blelloch_scan_work(n: int) -> int:
               \qquad\text{(eq-red-blelloch)}
 
     The up-sweep (a tree reduction) does :math:`N - 1` additions and the down-sweep another
-    :math:`N - 1` (with as many swaps, not counted). The classic algorithm runs on a power of
-    two: other lengths are padded with the identity to :math:`N`.
+    :math:`N - 1` (with as many swaps, counted apart by :func:`blelloch_scan_swaps`). The
+    classic algorithm runs on a power of two: other lengths are padded with the identity to
+    :math:`N`.
 
     References
     ----------
@@ -201,6 +202,30 @@ def blelloch_scan_work(n: int) -> int:
     (14, 2097150)
     """
     return 2 * (_padded(_positive_int("n", n)) - 1)
+
+
+def blelloch_scan_swaps(n: int) -> int:
+    r"""Swaps (count) of the down-sweep of Blelloch's scan of ``n`` values: :math:`N - 1`.
+
+    .. math:: W_{\text{swap}} = N - 1, \quad N = 2^{\lceil \log_2 n \rceil}
+
+    Each down-sweep node hands its value to its left child and gives its right child the sum
+    of the two (``t = a[l]; a[l] = a[r]; a[r] += t``): one addition and one swap, at each of
+    the :math:`N/2 + N/4 + \dots + 1 = N - 1` nodes. A swap moves data (a read and a write per
+    element) without arithmetic, so on a GPU it costs memory traffic that
+    :func:`blelloch_scan_work` does not show.
+
+    References
+    ----------
+    Harris, Sengupta and Owens (2007), GPU Gems 3, section 39.2.2: the work-efficient scan
+    "performs O(n) operations (2 x (n - 1) adds and n - 1 swaps)".
+
+    Examples
+    --------
+    >>> blelloch_scan_swaps(8), blelloch_scan_work(8)
+    (7, 14)
+    """
+    return _padded(_positive_int("n", n)) - 1
 
 
 def blelloch_scan_span(n: int) -> int:

@@ -43,7 +43,7 @@ __all__ = [
     "tensor_parallel_comm_bytes_per_layer", "pipeline_p2p_bytes_per_rank",
     "expert_alltoall_bytes_per_layer", "expert_capacity_tokens", "dropped_tokens",
     "expected_dropped_fraction_uniform", "load_balance_loss", "expert_params_per_rank",
-    "rank_coordinates", "rank_of",
+    "rank_coordinates", "rank_of", "activation_bytes_full_recompute",
 ]
 
 _STAGES = (0, 1, 2, 3)
@@ -249,6 +249,71 @@ def activation_bytes_per_layer(*, seq_len: int, micro_batch: int, d_model: int, 
     if sequence_parallel:
         return sbh / t * (34.0 + scores)
     return sbh * (10.0 + 24.0 / t + scores / t)
+
+
+def activation_bytes_full_recompute(*, seq_len: int, micro_batch: int, d_model: int,
+                                    n_layers: int, tp: int = 1,
+                                    shard_checkpoints: bool = False) -> float:
+    r"""Activations (bytes) kept for the backward pass under full recomputation, per rank.
+
+    .. math:: A_{\text{full}} = 2\,s b h L \quad (\text{or } 2\,s b h L / t
+       \text{ with the checkpoints sharded over the tensor-parallel group})
+
+    Each layer keeps only its input, :math:`s \times b \times h` 16-bit values (2 bytes),
+    and recomputes everything else with an extra forward pass in the backward pass: the
+    :math:`sbh(34 + 5as/h)` of :func:`activation_bytes_per_layer` shrinks to :math:`2sbh` per
+    layer, at the price of one more forward pass (about a third more FLOP).
+
+    Parameters
+    ----------
+    seq_len : int
+        :math:`s`.
+    micro_batch : int
+        :math:`b`.
+    d_model : int
+        :math:`h`.
+    n_layers : int
+        :math:`L`, the layers whose checkpoints this rank holds (all :math:`L` on the first
+        pipeline stage, which keeps :math:`p` micro-batches of :math:`L/p` layers).
+    tp : int
+        :math:`t`; matters only with ``shard_checkpoints``.
+    shard_checkpoints : bool
+        Store a :math:`1/t` slice of each checkpoint per tensor-parallel rank (an extra
+        all-gather per layer, which Megatron does not do by default).
+
+    Returns
+    -------
+    float
+        Bytes per rank.
+
+    Assumptions
+    -----------
+    One checkpoint per layer; activations outside the transformer layers (embedding dropout,
+    final norm, logits) ignored, as in the source.
+
+    References
+    ----------
+    Korthikanti et al. (2022), section 5 ("reduces the total required memory for activations
+    to 2sbhL", and 2sbhL/t with an extra all-gather) and table 2 ("full activation
+    recomputation: sbh(2)").
+
+    Examples
+    --------
+    GPT-3 175B (s 2048, h 12288, 96 layers), one sequence per micro-batch:
+
+    >>> round(activation_bytes_full_recompute(seq_len=2048, micro_batch=1, d_model=12288,
+    ...                                       n_layers=96) / 2**30, 2)
+    4.5
+    """
+    s = _positive_int("seq_len", seq_len)
+    b = _positive_int("micro_batch", micro_batch)
+    h = _positive_int("d_model", d_model)
+    L = _positive_int("n_layers", n_layers)
+    t = _positive_int("tp", tp)
+    if not isinstance(shard_checkpoints, bool):
+        raise ValueError(f"shard_checkpoints must be True or False, got {shard_checkpoints!r}")
+    total = 2.0 * s * b * h * L
+    return total / t if shard_checkpoints else total
 
 
 # --- pipeline parallelism ------------------------------------------------------------------

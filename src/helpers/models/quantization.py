@@ -52,7 +52,7 @@ from . import _checks
 __all__ = [
     "GRANULARITIES", "qmax", "absmax_scales", "quantize", "dequantize", "fake_quantize",
     "max_rounding_error", "rms_rounding_error", "outlier_levels", "bits_per_weight",
-    "quantized_weight_bytes",
+    "quantized_weight_bytes", "absmax_multiplier", "fp8_tensor_scale",
 ]
 
 #: The scale granularities, coarsest first.
@@ -521,3 +521,83 @@ def quantized_weight_bytes(n_params: float, bits, *, group_size: int | None = No
     n = _positive("n_params", n_params)
     return n * bits_per_weight(bits, group_size=group_size, scale_bits=scale_bits,
                                zero_bits=zero_bits) / 8
+
+
+def absmax_multiplier(amax: float, bits=8) -> float:
+    r"""The other absmax convention: the *multiplier* :math:`c = q_{\max} / \max|w|` (dimensionless per unit of ``w``), the reciprocal of the step :func:`absmax_scales` returns.
+
+    .. math:: q = \operatorname{round}(c\,w), \quad c = \frac{q_{\max}}{\max|w|} = \frac{1}{s}
+
+    LLM.int8() writes the int8 code as :math:`\operatorname{round}(127 \cdot w / \max|w|)` and
+    calls :math:`127/\max|w|` the scale; GPTQ, AWQ, llama.cpp and this module store the *step*
+    :math:`s = \max|w|/127` and dequantize by multiplying by it. Both give the same codes (up
+    to a tie flipped by one rounding of :math:`1/s`); a checkpoint read with the wrong
+    convention is off by a factor :math:`s^2`, not by a rounding error.
+
+    Parameters
+    ----------
+    amax : float
+        :math:`\max|w|` of the block (> 0).
+    bits : int or str
+        As :func:`qmax`.
+
+    Returns
+    -------
+    float
+        :math:`c = q_{\max}/\max|w|`.
+
+    References
+    ----------
+    Dettmers et al. (2022), section 2.1: :math:`X_{i8} = \lfloor 127 X_{f16} / \max|X_{f16}|
+    \rceil`, the scale :math:`s_{x_{f16}} = 127/\|X_{f16}\|_\infty`.
+
+    Examples
+    --------
+    >>> absmax_multiplier(1.27), 1 / absmax_multiplier(1.27)
+    (100.0, 0.01)
+    """
+    a = _checks.positive("amax", amax)
+    return _checks.finite_ratio("qmax", qmax(bits), "amax", a)
+
+
+def fp8_tensor_scale(amax: float, fmt: str = "fp8_e4m3", *, margin: int = 0) -> float:
+    r"""Per-tensor FP8 scale (a multiplier, dimensionless per unit of the tensor) that maps ``amax`` to the format's largest value, less a margin.
+
+    .. math:: \sigma = \frac{x_{\max}^{\text{fp8}}}{\text{amax}\; 2^{m}}, \qquad
+        x_{\text{fp8}} = \operatorname{cast}(\sigma x), \qquad \hat x = x_{\text{fp8}} / \sigma
+
+    Transformer Engine's convention: the scale multiplies before the cast and its reciprocal
+    (``scale_inv``) dequantizes, the reverse of the int8 step of :func:`absmax_scales`. With
+    margin :math:`m` the tensor's largest magnitude lands on :math:`2^{-m} x_{\max}`, leaving
+    room for the next steps' growth under delayed scaling (amax from past iterations).
+
+    Parameters
+    ----------
+    amax : float
+        Largest magnitude of the tensor (or of its amax history) (> 0).
+    fmt : {"fp8_e4m3", "fp8_e5m2"}
+        The FP8 format: :math:`x_{\max}` = 448 or 57344.
+    margin : int
+        :math:`m` (>= 0).
+
+    Returns
+    -------
+    float
+        :math:`\sigma`.
+
+    References
+    ----------
+    Micikevicius et al. (2022), "FP8 Formats for Deep Learning", table 1 (E4M3 max 448, E5M2
+    max 57344) and section 4 (per-tensor scaling); NVIDIA Transformer Engine, ``recipe.h``,
+    ``nvte_delayed_scaling_recipe_amax_and_scale_update``: "the FP8 tensor's maximum absolute
+    value is :math:`2^{-\text{margin}}\,\text{max}_\text{fp8\_dtype}`".
+
+    Examples
+    --------
+    >>> fp8_tensor_scale(3.5), fp8_tensor_scale(3.5, margin=1), fp8_tensor_scale(3.5, "fp8_e5m2")
+    (128.0, 64.0, 16384.0)
+    """
+    a = _checks.positive("amax", amax)
+    _checks.one_of("fmt", fmt, ("fp8_e4m3", "fp8_e5m2"))
+    m = _checks.integer("margin", margin, minimum=0, maximum=1000)
+    return _checks.finite_ratio("fp8 max", max_finite(fmt) / 2.0 ** m, "amax", a)

@@ -73,8 +73,12 @@ __all__ = [
     "erlang_b", "erlang_c", "mmc_mean_wait_s", "mmc_mean_time_in_system_s",
     "mmc_wait_percentile_s", "mmc_wait_attainment", "mgc_mean_wait_s",
     "mmck_state_probabilities", "mmck_blocking_probability", "mmck_wait_attainment",
-    "mmc_servers_needed",
+    "mmc_servers_needed", "erlang_c_max_load", "mmc_max_arrival_rate_per_s",
 ]
+
+#: The inverses bisect over the Erlang recurrence (once per server per step): a bound on the
+#: servers keeps one call well under a second.
+MAX_INVERSE_SERVERS = 10**4
 
 
 
@@ -818,3 +822,108 @@ def mmc_servers_needed(arrival_rate_per_s: float, service_rate_per_s: float, slo
     while mmc_wait_attainment(d, load, mu, c) < alpha:
         c += 1
     return c
+
+
+def _bisect_largest(ok, lo: float, hi: float) -> float:
+    """Largest x in [lo, hi) with ok(x), for ok true at lo and monotone (true then false)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def erlang_c_max_load(servers: int, wait_probability: float) -> float:
+    r"""Largest offered load (erlangs) ``servers`` can carry with at most ``wait_probability`` of arrivals waiting: Erlang C inverted.
+
+    .. math:: a^\star(c, p) = \max\{a \in [0, c) : C(c, a) \le p\}
+
+    :math:`C(c, a)` (:func:`erlang_c`) rises from 0 at :math:`a = 0` to 1 as :math:`a \to c`,
+    so the inverse is one number, found by bisection.
+
+    Parameters
+    ----------
+    servers : int
+        :math:`c` (1 to :data:`MAX_INVERSE_SERVERS`).
+    wait_probability : float
+        :math:`p` in (0, 1): the largest acceptable share of arrivals that wait.
+
+    Returns
+    -------
+    float
+        :math:`a^\star` (erlangs), below :math:`c`; times :math:`\mu` it is the largest
+        arrival rate.
+
+    References
+    ----------
+    Harchol-Balter (2013), chapter 14 (capacity provisioning); ErlangC R package 0.1.0,
+    README example (14 agents at 10 erlangs: C = 0.1741319).
+
+    Examples
+    --------
+    >>> round(erlang_c_max_load(14, 0.1741319), 4)
+    10.0
+    >>> round(erlang_c_max_load(1, 0.5), 6)   # one server: C = rho
+    0.5
+    """
+    c = _servers(servers)
+    _checks.at_most("servers", c, MAX_INVERSE_SERVERS, "the bisection runs the recurrence "
+                    "once per server per step")
+    p = _checks.real("wait_probability", wait_probability, low=0.0, high=1.0)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"wait_probability must be in (0, 1), got {wait_probability!r}")
+    return _bisect_largest(lambda a: erlang_c(c, a) <= p, 0.0, float(c))
+
+
+def mmc_max_arrival_rate_per_s(service_rate_per_s: float, servers: int, slo_s: float,
+                               attainment: float) -> float:
+    r"""Largest arrival rate (1/s) at which ``servers`` M/M/c servers still meet a wait objective.
+
+    .. math:: \lambda^\star = \max\{\lambda < c\mu : 1 - C(c, \lambda/\mu)\,
+        e^{-(c\mu - \lambda) d} \ge \alpha\}
+
+    The inverse of :func:`mmc_wait_attainment` in the arrival rate (and the rate form of
+    :func:`mmc_servers_needed`, which inverts it in the servers): the load a deployment of
+    :math:`c` replicas can take before its SLO attainment drops below :math:`\alpha`.
+
+    Parameters
+    ----------
+    service_rate_per_s : float
+        :math:`\mu` (> 0).
+    servers : int
+        :math:`c` (1 to :data:`MAX_INVERSE_SERVERS`).
+    slo_s : float
+        :math:`d` (s, >= 0).
+    attainment : float
+        :math:`\alpha` in (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`\lambda^\star` (requests/s).
+
+    References
+    ----------
+    ErlangC R package 0.1.0, README example (14 agents, 100 calls per 30 minutes of 180 s
+    each, service level 0.88835 within 20 s).
+
+    Examples
+    --------
+    >>> round(mmc_max_arrival_rate_per_s(1 / 180, 14, 20.0, 0.88835) * 1800, 2)
+    100.0
+    """
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    c = _servers(servers)
+    _checks.at_most("servers", c, MAX_INVERSE_SERVERS, "the bisection runs the recurrence "
+                    "once per server per step")
+    d = _positive("slo_s", slo_s, allow_zero=True)
+    alpha = _checks.real("attainment", attainment, low=0.0, high=1.0)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"attainment must be in (0, 1), got {attainment!r}")
+    _checks.finite_ratio("servers * service_rate_per_s", c * mu, "1", 1.0)
+    return _bisect_largest(lambda lam: mmc_wait_attainment(d, lam, mu, c) >= alpha,
+                           0.0, c * mu)

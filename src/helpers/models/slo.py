@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import queueing as q
 from ._checks import positive as _positive
 from ._checks import positive_int as _positive_int
 from . import _checks
 
 __all__ = ["goodput_per_s", "overload_wait_attainment", "wait_slo_attainment",
-           "wait_slo_goodput_per_s"]
+           "wait_slo_goodput_per_s", "joint_slo_attainment", "goodput_from_curve_per_s",
+           "disaggregated_goodput_per_s", "replicas_needed"]
 
 
 def goodput_per_s(arrival_rate_per_s: float, blocking_probability: float,
@@ -171,3 +174,154 @@ def wait_slo_goodput_per_s(slo_s: float, arrival_rate_per_s: float, service_rate
     block, att = wait_slo_attainment(slo_s, arrival_rate_per_s, service_rate_per_s, servers,
                                      capacity=capacity, n_requests=n_requests)
     return goodput_per_s(arrival_rate_per_s, block, att)
+
+
+def joint_slo_attainment(ttft_s, tpot_s, ttft_slo_s: float, tpot_slo_s: float) -> float:
+    r"""Share (dimensionless) of requests that meet BOTH their TTFT and their TPOT objectives.
+
+    .. math:: A = \frac{1}{n}\sum_i \mathbf{1}[\text{TTFT}_i \le d_1 \wedge
+        \text{TPOT}_i \le d_2]
+
+    Not the product or the minimum of the two separate attainments: a request that misses
+    either objective is lost once, so the joint share is at most the smaller one and at least
+    their sum minus 1.
+
+    Parameters
+    ----------
+    ttft_s, tpot_s : sequence of float
+        Each request's time to first token and time per output token (s, >= 0), paired.
+    ttft_slo_s, tpot_slo_s : float
+        :math:`d_1`, :math:`d_2` (s, >= 0).
+
+    References
+    ----------
+    Zhong et al. (2024), DistServe, sections 1 and 2: SLO attainment counts the requests that
+    meet both the TTFT and the TPOT requirement.
+
+    Examples
+    --------
+    >>> joint_slo_attainment([0.1, 0.3, 0.2, 0.1], [0.03, 0.02, 0.05, 0.04], 0.25, 0.04)
+    0.5
+    """
+    a = _checks.positive_array("ttft_s", ttft_s, allow_zero=True, allow_empty=False)
+    b = _checks.positive_array("tpot_s", tpot_s, allow_zero=True, allow_empty=False)
+    a, b = np.atleast_1d(a), np.atleast_1d(b)
+    _checks.same_length("ttft_s", a, "tpot_s", b)
+    d1 = _positive("ttft_slo_s", ttft_slo_s, allow_zero=True)
+    d2 = _positive("tpot_slo_s", tpot_slo_s, allow_zero=True)
+    return float(np.mean((a <= d1) & (b <= d2)))
+
+
+def goodput_from_curve_per_s(rates_per_s, attainments, target: float) -> float:
+    r"""Goodput (requests/s) read from a measured attainment-versus-rate curve: the largest rate whose attainment is at least ``target``.
+
+    .. math:: G = \max\{\lambda : A(\lambda) \ge \alpha\}
+
+    The curve is linear between measured points; the goodput is where it first falls below
+    :math:`\alpha` (so a later recovery, which is noise, is ignored). Returns 0.0 when even
+    the lowest rate misses, and the highest rate measured when none does (the curve does not
+    reach the knee: goodput is at least that).
+
+    Parameters
+    ----------
+    rates_per_s : sequence of float
+        Offered rates, increasing (requests/s, >= 0).
+    attainments : sequence of float
+        The SLO attainment measured at each (in [0, 1]), paired.
+    target : float
+        :math:`\alpha` in (0, 1], e.g. DistServe's 0.9.
+
+    References
+    ----------
+    Zhong et al. (2024), DistServe, section 1: "per-GPU goodput, defined as the maximum request
+    rate that can be served adhering to the SLO attainment goal (say, 90%)".
+
+    Examples
+    --------
+    >>> round(goodput_from_curve_per_s([1.0, 2.0, 3.0], [0.99, 0.95, 0.75], 0.9), 6)
+    2.25
+    """
+    r = np.atleast_1d(_checks.positive_array("rates_per_s", rates_per_s, allow_zero=True,
+                                             allow_empty=False))
+    _checks.real_array("attainments", attainments)
+    a = np.atleast_1d(np.asarray(attainments, dtype=np.float64))
+    _checks.same_length("rates_per_s", r, "attainments", a)
+    if np.any((a < 0) | (a > 1)):
+        raise ValueError(f"attainments must be fractions in [0, 1], got {list(a)!r}")
+    if np.any(np.diff(r) <= 0):
+        raise ValueError(f"rates_per_s must increase, got {list(r)!r}")
+    alpha = _checks.real("target", target, low=0.0, high=1.0)
+    if alpha <= 0:
+        raise ValueError(f"target must be in (0, 1], got {target!r}")
+    if a[0] < alpha:
+        return 0.0
+    for i in range(1, len(r)):
+        if a[i] < alpha:
+            x0, x1, y0, y1 = r[i - 1], r[i], a[i - 1], a[i]
+            return float(x0 + (y0 - alpha) * (x1 - x0) / (y0 - y1))
+    return float(r[-1])
+
+
+def disaggregated_goodput_per_s(prefill_goodput_per_s: float, decode_goodput_per_s: float,
+                                n_prefill: int, n_decode: int) -> float:
+    r"""Goodput (requests/s) of a disaggregated deployment: the slower of its two pools.
+
+    .. math:: G = \min(n_p\,G_p,\ n_d\,G_d)
+
+    Every request passes through one prefill and one decode instance, so the pool with the
+    smaller total goodput sets the rate. Divide by the GPUs used for the per-GPU goodput.
+
+    Parameters
+    ----------
+    prefill_goodput_per_s, decode_goodput_per_s : float
+        :math:`G_p`, :math:`G_d`: the goodput of one instance of each phase (requests/s).
+    n_prefill, n_decode : int
+        :math:`n_p`, :math:`n_d` (>= 1).
+
+    References
+    ----------
+    Zhong et al. (2024), DistServe, section 1: 5.6 rps for prefill and 10 rps for decoding on
+    one A100 each; 2 prefill GPUs and 1 decoding GPU serve 10 rps, 3.3 rps per GPU, 2.1x the
+    colocated 1.6.
+
+    Examples
+    --------
+    >>> g = disaggregated_goodput_per_s(5.6, 10.0, 2, 1)
+    >>> g, round(g / 3, 1)
+    (10.0, 3.3)
+    """
+    gp = _positive("prefill_goodput_per_s", prefill_goodput_per_s, allow_zero=True)
+    gd = _positive("decode_goodput_per_s", decode_goodput_per_s, allow_zero=True)
+    n_p = _positive_int("n_prefill", n_prefill)
+    n_d = _positive_int("n_decode", n_decode)
+    return min(n_p * gp, n_d * gd)
+
+
+def replicas_needed(target_rate_per_s: float, goodput_per_replica_per_s: float) -> int:
+    r"""Replicas (count) to serve a target load within the SLO: :math:`\lceil \lambda / G \rceil`.
+
+    Each replica (one instance, or one prefill-decode group) serves its goodput :math:`G`;
+    the load splits evenly across replicas.
+
+    Assumptions
+    -----------
+    The goodput was measured with the same arrival process per replica as the split load gives
+    (Poisson splits into Poisson), and replicas do not interfere.
+
+    References
+    ----------
+    Zhong et al. (2024), DistServe, section 1 and 4: scale the goodput-optimal allocation "via
+    replication until meeting the user-required traffic rate".
+
+    Examples
+    --------
+    The 2P1D group above (10 rps) for 45 rps: 5 groups, 15 GPUs.
+
+    >>> replicas_needed(45.0, 10.0)
+    5
+    """
+    lam = _positive("target_rate_per_s", target_rate_per_s, allow_zero=True)
+    g = _positive("goodput_per_replica_per_s", goodput_per_replica_per_s)
+    n = _checks.finite_ratio("target_rate_per_s", lam, "goodput_per_replica_per_s", g)
+    _checks.at_most("target_rate_per_s / goodput_per_replica_per_s", n, float(_checks.MAX_INT))
+    return max(0, math.ceil(n - 1e-12 * n))

@@ -383,6 +383,9 @@ def _betainc(a: float, b: float, x: float) -> float:
 
 
 def _check_df(df: float) -> float:
+    """Degrees of freedom: > 0, and ``math.inf`` (the normal limit) is accepted."""
+    if _checks.as_float(df) == math.inf:
+        return math.inf
     return positive("df", df)
 
 
@@ -392,7 +395,11 @@ def student_t_cdf(t: float, df: float) -> float:
     Uses :math:`P(|T| > t) = I_{\nu/(\nu + t^2)}(\nu/2, 1/2)`, the regularized incomplete beta
     function, evaluated by its continued fraction.
 
+    ``df = math.inf`` is the limit: the standard normal CDF.
+
     >>> round(student_t_cdf(2.262157, 9), 5)
+    0.975
+    >>> round(student_t_cdf(1.959964, math.inf), 5)
     0.975
     """
     _checks.real("t", t, allow_inf=True)
@@ -402,6 +409,8 @@ def student_t_cdf(t: float, df: float) -> float:
         raise ValueError("t must not be NaN")
     if math.isinf(t):
         return 1.0 if t > 0 else 0.0
+    if math.isinf(df):
+        return 0.5 * math.erfc(-t / math.sqrt(2.0))
     tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
     return 1.0 - tail if t >= 0 else tail
 
@@ -409,15 +418,22 @@ def student_t_cdf(t: float, df: float) -> float:
 def student_t_ppf(p: float, df: float) -> float:
     """Quantile of Student's t distribution (bisection on :func:`student_t_cdf`).
 
+    ``df = math.inf`` is the limit, the standard normal quantile (the last row of a t table).
+
     >>> round(student_t_ppf(0.975, 9), 3)   # the familiar table value
     2.262
+    >>> round(student_t_ppf(0.975, math.inf), 3)
+    1.96
     """
-    _checks.at_most("df", _check_df(df), 1e300)
+    df = _check_df(df)
+    if not math.isinf(df):
+        _checks.at_most("df", df, 1e300)
     _checks.real("p", p)
     p = float(p)
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p!r}")
-    df = _check_df(df)
+    if math.isinf(df):
+        return normal_ppf(p)
     if p == 0.5:
         return 0.0
     if p < 0.5:

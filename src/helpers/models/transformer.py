@@ -26,7 +26,7 @@ from . import _checks
 __all__ = [
     "TransformerConfig", "LLAMA2_7B", "LLAMA3_8B", "LLAMA3_70B", "GPT2_SMALL", "CONFIGS",
     "parameter_counts", "parameter_count", "matmul_parameter_count",
-    "forward_flop_per_token", "prefill_flop", "decode_step_flop", "training_flop",
+    "forward_flop_per_token", "forward_flop_per_token_from_params", "prefill_flop", "decode_step_flop", "training_flop",
     "kv_cache_bytes", "kv_cache_bytes_per_token", "weight_bytes", "training_state_bytes",
     "matmul_intensity_flop_per_byte", "forward_intensity_flop_per_byte",
     "decode_attention_intensity_flop_per_byte",
@@ -259,6 +259,46 @@ def forward_flop_per_token(cfg: TransformerConfig, context_len: int) -> float:
     _positive_int("context_len", context_len)
     return 2.0 * matmul_parameter_count(cfg) + 4.0 * cfg.n_layers * context_len * \
         cfg.n_heads * cfg.head_dim
+
+
+def forward_flop_per_token_from_params(n_params: float) -> float:
+    r"""FLOP of one token's forward pass from the parameter count alone: :math:`2N`.
+
+    .. math:: C_{\text{fwd}} \approx 2 N                                 
+
+    Each parameter is one multiply-add (2 FLOP) per token. This is
+    :func:`forward_flop_per_token` without its attention term and with :math:`N` for
+    :math:`N_{\text{mm}}`: it overstates by the embedding table (a lookup, no FLOP) and
+    understates by the :math:`4 L S_{\text{ctx}} H d_h` of attention, which stays small while
+    :math:`d \gg S_{\text{ctx}} / 12` (Kaplan et al.).
+
+    Parameters
+    ----------
+    n_params : float
+        :math:`N`, parameters (> 0; Kaplan counts non-embedding ones).
+
+    Returns
+    -------
+    float
+        FLOP per token of the forward pass.
+
+    Assumptions
+    -----------
+    Dense model (every parameter used by every token); short context.
+
+    References
+    ----------
+    Kaplan et al. (2020), section 2.1 and table 1: :math:`C_{\text{forward}} \approx 2N +
+    2 n_{\text{layer}} n_{\text{ctx}} d_{\text{attn}}`. Brown et al. (2020), table D.1: GPT-3
+    175B (174,600M parameters) trained on 300B tokens for 3.14e23 FLOP, which is
+    :math:`3 \times 2N` per token (forward, and backward at twice the forward).
+
+    Examples
+    --------
+    >>> f"{3 * forward_flop_per_token_from_params(174.6e9) * 300e9:.3g}"
+    '3.14e+23'
+    """
+    return 2.0 * _positive("n_params", n_params)
 
 
 def prefill_flop(cfg: TransformerConfig, *, seq_len: int, batch: int = 1,
