@@ -2,6 +2,7 @@
 
 from helpers.labs import report
 from helpers.labs import serving as lab
+from helpers.labs.analysis import serving as view
 
 _SETTINGS = lab.settings
 
@@ -29,22 +30,22 @@ def test_result_file(cpu_result):
 
 
 def test_table_and_prose_with_and_without_a_reference(cpu_result):
-    rows = lab.comparison_rows(None, cpu_result)
+    rows = view.comparison_rows(None, cpu_result)
     assert all(r.model is None and r.h200 is None and r.yours is not None for r in rows)
     # the with-reference path, with this CPU result standing in for the H200 file
-    rows = lab.comparison_rows(cpu_result, cpu_result)
+    rows = view.comparison_rows(cpu_result, cpu_result)
     assert all(r.model is not None and r.h200 is not None for r in rows if "TPOT" not in r.quantity)
     assert "quantity" in str(report.Table("t", rows, yours_label="yours"))
-    words = lab.prose_numbers(cpu_result)
+    words = view.prose_numbers(cpu_result)
     assert words["n_requests"] == "10" and "%" in words["err_thr_cont"]
-    assert set(lab.prose_numbers(None)) == set(words)
-    assert lab.comparison_rows(None)  # no result at all: rows of dashes
-    mem = lab.memory_series(cpu_result)
+    assert set(view.prose_numbers(None)) == set(words)
+    assert view.comparison_rows(None)  # no result at all: rows of dashes
+    mem = view.memory_series(cpu_result)
     assert mem and all(m["used_tokens"] <= m["reserved_tokens"] for m in mem)
     from helpers.figures import scheduling_kv as fig
     import matplotlib.pyplot as plt
     plt.close(fig.memory_figure(mem, title="t"))
-    plt.close(fig.metrics_figure(lab.metrics_rows(cpu_result), title="t"))
+    plt.close(fig.metrics_figure(view.metrics_rows(cpu_result), title="t"))
 
 
 def test_grader():
