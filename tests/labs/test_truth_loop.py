@@ -27,7 +27,6 @@ PENDING = frozenset({
     "data_parallel",
     "checkpointing",
     "decode",
-    "serving",
     "quantization",
     "speculative",
     "load",

@@ -7,11 +7,13 @@ the runner measures, this module only reads.
 
 from __future__ import annotations
 
+import numpy as np
+
 from helpers.labs.core import page_numbers
-from helpers.labs.serving import SCHEDULERS, TOLERANCE
+from helpers.labs.serving import LAB, SCHEDULERS, TOLERANCE
 
 __all__ = ["QUANTITIES", "metrics_rows", "memory_series", "comparison", "comparison_rows",
-           "describe", "prose_numbers"]
+           "describe", "prose_numbers", "claim_key", "full_batch_numbers"]
 
 #: The quantities compared, per scheduler: (metric key, percentile or None, label, unit, scale).
 QUANTITIES = (("output_tokens_per_s", None, "throughput", "tok/s", 1.0),
@@ -19,6 +21,12 @@ QUANTITIES = (("output_tokens_per_s", None, "throughput", "tok/s", 1.0),
               ("ttft_s", "p90", "TTFT p90", "ms", 1e-3),
               ("tpot_s", "p50", "TPOT p50", "ms", 1e-3),
               ("tpot_s", "p90", "TPOT p90", "ms", 1e-3))
+
+
+def claim_key(percentile: str | None) -> str:
+    """The lab's claim a quantity falls under: throughput (no percentile), the medians, or the
+    90th percentiles."""
+    return {None: "throughput", "p50": "median_latency", "p90": "tail_latency"}[percentile]
 
 
 def _get(m: dict, key: str, q: str | None):
@@ -36,7 +44,7 @@ def metrics_rows(result: dict) -> list[dict]:
         for key, q, label, unit, scale in QUANTITIES:
             e, s = _get(r["engine"], key, q), _get(r["simulator"], key, q)
             out.append({"scheduler": sched, "quantity": label, "unit": unit, "scale": scale,
-                        "engine": e, "simulator": s,
+                        "claim": claim_key(q), "engine": e, "simulator": s,
                         "error": (s / e - 1) if (e and s is not None) else None})
     return out
 
@@ -57,11 +65,12 @@ def comparison(reference: dict | None, mine: dict | None = None) -> list[dict]:
     ref_rows = metrics_rows(reference) if reference else None
     my_rows = metrics_rows(mine) if mine else None
     base = ref_rows or my_rows or [
-        {"scheduler": sc, "quantity": lab, "unit": u, "scale": k, "engine": None,
-         "simulator": None} for sc in SCHEDULERS for _, _, lab, u, k in QUANTITIES]
+        {"scheduler": sc, "quantity": lab, "unit": u, "scale": k, "claim": claim_key(q),
+         "engine": None, "simulator": None}
+        for sc in SCHEDULERS for _, q, lab, u, k in QUANTITIES]
     for i, row in enumerate(base):
         out.append({"quantity": f"{row['scheduler']} {row['quantity']}", "unit": row["unit"],
-                    "scale": row["scale"],
+                    "scale": row["scale"], "claim": row["claim"],
                     "model": ref_rows[i]["simulator"] if ref_rows else None,
                     "h200": ref_rows[i]["engine"] if ref_rows else None,
                     "yours": my_rows[i]["engine"] if my_rows else None})
@@ -70,11 +79,39 @@ def comparison(reference: dict | None, mine: dict | None = None) -> list[dict]:
 
 def comparison_rows(reference: dict | None, mine: dict | None = None) -> list:
     """:func:`comparison` as ``report.Row`` (model = the simulator with the step model fitted
-    to the H200's own step log)."""
+    to the H200's own step log), each naming the lab's claim for it."""
     from helpers.labs.report import Row
 
     return [Row(r["quantity"], r["unit"], r["scale"], model=r["model"], h200=r["h200"],
-                yours=r["yours"]) for r in comparison(reference, mine)]
+                yours=r["yours"], claim=LAB.claim(r["claim"]))
+            for r in comparison(reference, mine)]
+
+
+@page_numbers(["full_steps", "steps", "full_ratio", "full_ratio_word", "rest_ratio",
+               "slot_waits", "n_requests", "host_pct"])
+def full_batch_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
+    """The step log's evidence for the tail-latency miss: how many of ``scheduler``'s steps ran
+    with all ``max_batch`` slots busy, their total time against the fitted step model's (and
+    the other steps'), how many requests waited more than two fitted full-batch steps for a
+    slot, and the host time between steps as a share of the busy time."""
+    m = result["measurements"]
+    r, f = m[scheduler], m["fit"]
+    full_b = result["settings"]["max_batch"]
+    steps = r["steps"]
+    dur = np.array([st["duration_s"] for st in steps])
+    fit = np.array([f["fixed_s"] + f["per_decode_s"] * st["n_decode"]
+                    + f["per_prefill_token_s"] * st["n_prefill_tokens"] for st in steps])
+    full = np.array([st["n_seqs"] >= full_b for st in steps])
+    ratio = float(dur[full].sum() / fit[full].sum()) if full.any() else float("nan")
+    rest = float(dur[~full].sum() / fit[~full].sum()) if (~full).any() else float("nan")
+    limit = 2 * (f["fixed_s"] + f["per_decode_s"] * full_b)
+    waits = sum(1 for q in r["requests"] if q["admitted_s"] - q["arrival_s"] > limit)
+    return {"full_steps": f"{int(full.sum())}", "steps": f"{len(steps)}",
+            "full_ratio": f"{ratio:.2f}",
+            "full_ratio_word": "longer" if ratio > 1 else "shorter",
+            "rest_ratio": f"{rest:.2f}", "slot_waits": f"{waits}",
+            "n_requests": f"{len(r['requests'])}",
+            "host_pct": f"{100 * (r['engine_wall_s'] - r['engine_busy_s']) / r['engine_busy_s']:.0f}"}
 
 
 def describe(result: dict) -> str:
