@@ -118,3 +118,28 @@ def test_gap_numbers_cover_a_result_and_its_absence(cpu_result):
     with_ref, without = view.gap_numbers(cpu_result), view.gap_numbers(None)
     assert with_ref.keys() == without.keys()
     assert set(without.values()) == {lab.MISSING}
+
+
+def test_rows_name_both_claims_and_the_replay_is_computed_from_the_run(cpu_result):
+    rows = view.comparison_rows(cpu_result)
+    goodput = [r for r in rows if r.quantity.startswith("goodput")]
+    assert [r.claim.key for r in goodput] == ["goodput_formula", "goodput_replay"] * (len(goodput) // 2)
+    assert all(r.claim.kind == "prediction" for r in goodput)
+    assert rows[0].claim is None and rows[0].model is None  # the service time: a measurement
+    # the replay row's model is the own-service replay's goodput, normalized like run_rows
+    run = [r for r in cpu_result["measurements"]["runs"] if r["policy"] == "none"][0]
+    assert goodput[1].model == pytest.approx(view.replay_goodput_norm(cpu_result, run))
+    words = view.claim_numbers(cpu_result)
+    assert words.keys() == view.claim_numbers(None).keys()
+    assert int(words["replay_within"]) <= int(words["n_rows"])
+
+
+def test_table_runs_pick_lowest_near_saturation_and_highest():
+    runs = [{"policy": "none", "factor": f} for f in (0.4, 0.8, 0.9, 1.1, 3.0)]
+    picked = view._table_runs({"measurements": {"runs": runs}}, "none")
+    assert [(label, r["factor"]) for label, r in picked] == [
+        ("lowest load", 0.4), ("near saturation (0.9x)", 0.9), ("highest load", 3.0)]
+    # no run below saturation other than the lowest: no near-saturation row
+    runs = [{"policy": "cap", "factor": f} for f in (0.9, 1.5)]
+    assert [label for label, _ in view._table_runs({"measurements": {"runs": runs}}, "cap")] == [
+        "lowest load", "highest load"]

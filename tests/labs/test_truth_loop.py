@@ -29,7 +29,6 @@ PENDING = frozenset({
     "decode",
     "quantization",
     "speculative",
-    "load",
 })
 
 NAMES = [n for n, _ in summary.LABS]

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.labs.core import MISSING, page_numbers
-from helpers.labs.load import SEED, _arr
+from helpers.labs.load import LAB, SEED, _arr
 
 __all__ = ["replay_own_service", "idle_while_waiting", "gap_rows", "run_rows",
-           "comparison_rows", "prose_numbers", "IDLE_CHECK_FROM_FACTOR", "gap_numbers"]
+           "replay_goodput_norm", "comparison_rows", "prose_numbers", "IDLE_CHECK_FROM_FACTOR",
+           "gap_numbers", "claim_numbers"]
 
 
 def replay_own_service(run: dict, servers: int, slo_s: float, seed: int = SEED) -> dict:
@@ -104,35 +105,75 @@ def run_rows(result: dict) -> list[dict]:
     return rows
 
 
+def _table_runs(res: dict, policy: str) -> list[tuple[str, dict]]:
+    """The runs of ``policy`` the table shows, labelled: the lowest load, the highest below
+    saturation (where the queue is most sensitive to the service rate) and the highest."""
+    runs = [r for r in res["measurements"]["runs"] if r["policy"] == policy]
+    below = [r for r in runs if r["factor"] < 1]
+    picked = [("lowest load", runs[0])]
+    if below and below[-1] is not runs[0]:
+        picked.append((f"near saturation ({below[-1]['factor']:g}x)", below[-1]))
+    picked.append(("highest load", runs[-1]))
+    return picked
+
+
+def replay_goodput_norm(res: dict, run: dict) -> float:
+    """The goodput of :func:`replay_own_service` for one run, as a share of the calibrated
+    capacity ``c * mu`` (the normalization of :func:`run_rows`)."""
+    from helpers.models import slo as slom
+
+    m = res["measurements"]
+    own = replay_own_service(run, m["servers"], m["slo_s"])
+    arrival = _arr(run["arrival_s"])
+    lam = (arrival.size - 1) / float(arrival[-1] - arrival[0])
+    cap_rate = m["servers"] / m["calibration"]["mean_service_s"]
+    return slom.goodput_per_s(lam, own["blocked_fraction"], own["admitted_attainment"]) / cap_rate
+
+
 def comparison_rows(ref: dict | None, mine: dict | None = None) -> list:
-    """Rows of the page's table: goodput (as a share of capacity) at the lowest and highest
-    loads with and without admission control, model against measured."""
+    """Rows of the page's table: goodput (as a share of capacity) at the lowest load, the
+    highest below saturation and the highest, with and without admission control; each run
+    twice, predicted by the queueing formulas with the calibration's service rate (claim
+    ``goodput_formula``) and by the queue replaying the run's own service times (claim
+    ``goodput_replay``)."""
     from helpers.labs.report import Row
 
-    def pick_row(res, policy, which):
+    def picked(res, policy):
         if res is None:
             return None
-        rows = [r for r in run_rows(res) if r["policy"] == policy]
-        return rows[0] if which == "low" else rows[-1]
+        by_factor = {}
+        rows = {r["factor"]: r for r in run_rows(res) if r["policy"] == policy}
+        for label, run in _table_runs(res, policy):
+            by_factor[label] = (run, rows[run["factor"]])
+        return by_factor
 
     out = []
     cal_ref = ref and ref["measurements"]["calibration"]
     cal_mine = mine and mine["measurements"]["calibration"]
     out.append(Row("mean service time", "ms", 1e-3, h200=cal_ref and cal_ref["mean_service_s"],
                    yours=cal_mine and cal_mine["mean_service_s"]))
+    formula, replay = LAB.claim("goodput_formula"), LAB.claim("goodput_replay")
     for policy, label in (("none", "no admission control"), ("cap", "admission control")):
-        for which, load in (("low", "lowest load"), ("high", "highest load")):
-            r, y = pick_row(ref, policy, which), pick_row(mine, policy, which)
-            out.append(Row(f"goodput / capacity, {label}, {load}", "%", 0.01,
-                           model=r and r["model_goodput_norm"], h200=r and r["goodput_norm"],
-                           yours=y and y["goodput_norm"], digits=2))
+        r_runs, y_runs = picked(ref, policy), picked(mine, policy)
+        labels = list((r_runs or y_runs or {"lowest load": 0, "highest load": 0}).keys())
+        for load in labels:
+            r = r_runs and r_runs.get(load)
+            y = y_runs and y_runs.get(load)
+            name = f"goodput / capacity, {label}, {load}"
+            out.append(Row(name, "%", 0.01, model=r and r[1]["model_goodput_norm"],
+                           h200=r and r[1]["goodput_norm"], yours=y and y[1]["goodput_norm"],
+                           digits=2, claim=formula))
+            out.append(Row(f"{name}, replayed", "%", 0.01,
+                           model=r and replay_goodput_norm(ref, r[0]),
+                           h200=r and r[1]["goodput_norm"], yours=y and y[1]["goodput_norm"],
+                           digits=2, claim=replay))
     return out
 
 
 @page_numbers(["servers", "cpus", "service_ms", "cv", "prefill_ms", "slo_ms", "cap", "n_runs",
                "high_factor", "free_high_pct", "free_high_model_pct", "cap_high_pct",
                "cap_high_model_pct", "cap_high_block_pct", "cap_high_block_model_pct",
-               "sim_mae_pct", "model_mae_pct", "best_free_pct", "best_free_factor"])
+               "sim_mae_pct", "model_mae_pct", "best_free_pct", "best_free_factor", "free_high_word"])
 def prose_numbers(result: dict | None) -> dict:
     """The numbers the page's prose states about a result, formatted (MISSING when absent)."""
     m = result["measurements"]
@@ -161,6 +202,7 @@ def prose_numbers(result: dict | None) -> dict:
         "model_mae_pct": f"{100 * np.mean([abs(r['model_goodput_norm'] - r['goodput_norm']) for r in rows]):.0f}",
         "best_free_pct": f"{100 * best['goodput_norm']:.0f}",
         "best_free_factor": f"{best['factor']:g}",
+        "free_high_word": "fell to" if free[-1]["goodput_norm"] < best["goodput_norm"] else "was",
     }
 
 
@@ -171,7 +213,8 @@ IDLE_CHECK_FROM_FACTOR = 0.8
 
 @page_numbers([f"{tag}_{k}" for tag in ("near", "over") for k in (
     "factor", "measured", "formula", "sim_cal", "sim_own", "service_pct", "rho_cal", "rho_own")]
-    + ["mae_cal", "mae_own", "idle_max_pct", "idle_from"])
+    + [f"{tag}_service_word" for tag in ("near", "over")]
+    + ["mae_cal", "mae_own", "idle_max_pct", "idle_from", "departs"])
 def gap_numbers(result: dict | None) -> dict:
     """The numbers the page's account of the gaps states, formatted (MISSING when absent):
     the uncapped run nearest below saturation and the capped run at the highest load (each
@@ -189,7 +232,8 @@ def gap_numbers(result: dict | None) -> dict:
                     f"{tag}_formula": f"{r['formula']:.2f}",
                     f"{tag}_sim_cal": f"{r['sim_calibrated']:.2f}",
                     f"{tag}_sim_own": f"{r['sim_own_service']:.2f}",
-                    f"{tag}_service_pct": f"{100 * (r['service_ratio'] - 1):.0f}",
+                    f"{tag}_service_pct": f"{100 * abs(r['service_ratio'] - 1):.0f}",
+                    f"{tag}_service_word": "longer" if r["service_ratio"] >= 1 else "shorter",
                     f"{tag}_rho_cal": f"{r['utilization_calibrated']:.2f}",
                     f"{tag}_rho_own": f"{r['utilization_own']:.2f}"})
     out["mae_cal"] = f"{np.mean([abs(r['sim_calibrated'] - r['measured']) for r in rows]):.2f}"
@@ -197,4 +241,41 @@ def gap_numbers(result: dict | None) -> dict:
     busy = [r["idle_while_waiting"] for r in rows if r["factor"] >= IDLE_CHECK_FROM_FACTOR]
     out["idle_max_pct"] = f"{100 * max(busy):.0f}" if busy else MISSING
     out["idle_from"] = f"{IDLE_CHECK_FROM_FACTOR:g}"
+    below = all(r["measured"] < min(r["formula"], r["sim_calibrated"]) for r in (near, over))
+    out["departs"] = "falls below both predictions" if below else "departs from the predictions"
     return out
+
+
+@page_numbers(["formula_within", "replay_within", "n_rows", "replay_worst_pct",
+               "free_over_factor", "free_over_met", "free_over_n", "free_over_first",
+               "free_over_formula_pct", "free_over_sim_pct", "free_over_pct",
+               "free_over_replay_pct", "sim_vs_formula"])
+def claim_numbers(result: dict | None) -> dict:
+    """The numbers the page's account of its claims states (MISSING when absent): how many of
+    the table's rows of each claim hold; the replay's worst error; and, for the uncapped run at
+    the highest load, how many requests met the SLO, whether they were exactly the first
+    arrivals, and its goodput measured, by the formula, by the calibrated simulator (which, like
+    the run, starts empty) and by the own-service replay."""
+    rows = [r for r in comparison_rows(result) if r.model is not None and r.h200 is not None]
+    formula = [r for r in rows if r.claim.key == "goodput_formula"]
+    replay = [r for r in rows if r.claim.key == "goodput_replay"]
+    m = result["measurements"]
+    run = [r for r in m["runs"] if r["policy"] == "none"][-1]
+    row = [r for r in run_rows(result) if r["policy"] == "none"][-1]
+    arrival, first = _arr(run["arrival_s"]), _arr(run["first_s"])
+    met = np.flatnonzero((first - arrival) <= m["slo_s"])
+    worst = max(abs(r.model / r.h200 - 1) for r in replay)
+    return {"formula_within": f"{sum(r.claim.holds(r.model, r.h200) for r in formula)}",
+            "replay_within": f"{sum(r.claim.holds(r.model, r.h200) for r in replay)}",
+            "n_rows": f"{len(formula)}", "replay_worst_pct": f"{100 * worst:.0f}",
+            "free_over_factor": f"{run['factor']:g}", "free_over_met": f"{met.size}",
+            "free_over_n": f"{arrival.size}",
+            "free_over_first": ("all of them the first arrivals of the run"
+                                if met.size and met[-1] == met.size - 1
+                                else "not only the run's first arrivals"),
+            "free_over_formula_pct": f"{100 * row['model_goodput_norm']:.0f}",
+            "free_over_sim_pct": f"{100 * row['sim_goodput_norm']:.0f}",
+            "free_over_pct": f"{100 * row['goodput_norm']:.0f}",
+            "free_over_replay_pct": f"{100 * replay_goodput_norm(result, run):.0f}",
+            "sim_vs_formula": ("more" if row["sim_goodput_norm"] > row["model_goodput_norm"]
+                               else "no more")}
