@@ -6,6 +6,7 @@ import pytest
 
 from helpers.labs import core, report
 from helpers.labs import data_parallel as dp
+from helpers.labs.analysis import data_parallel as dpv
 from helpers.models import distributed_analysis as da
 
 
@@ -41,7 +42,7 @@ def test_timeline_has_both_ranks_on_one_clock(result):
 
 
 def test_prediction_uses_the_measured_parts(result):
-    p = dp.predict(result)
+    p = dpv.predict(result)
     assert p["alpha_s"] >= 0 and p["beta_s_per_byte"] > 0
     per, one = p["configs"]["per_layer"], p["configs"]["one_bucket"]
     assert per["n_buckets"] == result["settings"]["depth"] and one["n_buckets"] == 1
@@ -56,16 +57,16 @@ def test_result_file_round_trips_and_feeds_the_table(result, tmp_path):
     path = core.save_result(result, tmp_path)
     back = core.load_result(path)
     assert json.loads(path.read_text())["lab"] == "data_parallel"
-    rows = dp.model_rows(back, reference=back)  # the with-reference path of the page
+    rows = dpv.model_rows(back, reference=back)  # the with-reference path of the page
     assert len(rows) == 4 and all(r.yours is not None for r in rows)
     assert rows[0].h200 is not None and rows[2].h200 is not None  # the step rows
     # an exposed time measured as zero has no relative error; it is left blank, not divided by
     zeroed = json.loads(json.dumps(back))
     for r in zeroed["measurements"]["ranks"]:
         r["timings"]["per_layer"]["step"]["median_s"] = r["timings"]["compute_step"]["median_s"]
-    z = dp.model_rows(back, reference=zeroed)
+    z = dpv.model_rows(back, reference=zeroed)
     assert z[1].h200 is None and "step, bucket per layer" in str(report.Table("t", z))
-    assert all(r.h200 is None for r in dp.model_rows(back))
+    assert all(r.h200 is None for r in dpv.model_rows(back))
 
 
 def right(compute, comm):
@@ -104,9 +105,9 @@ def test_the_pages_reference_path_with_a_result_file(result, tmp_path, monkeypat
     ref = dp.reference_or_none()
     assert ref is not None and "not measured" not in capsys.readouterr().out
     assert core.provenance_line(ref).endswith(".")
-    table = report.Table("t", dp.model_rows(result, ref), yours_label="yours (cpu)")
+    table = report.Table("t", dpv.model_rows(result, ref), yours_label="yours (cpu)")
     assert "step, bucket per layer" in str(table)
-    rows = dp.model_rows(result, ref)
+    rows = dpv.model_rows(result, ref)
     assert rows[0].h200 == rows[0].yours and rows[0].error() != "-"
     distfig.timeline_figure(ref["measurements"]["timeline"], title="ref")
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "absent")
