@@ -113,3 +113,16 @@ def test_the_pages_reference_path_with_a_result_file(result, tmp_path, monkeypat
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "absent")
     assert dp.reference_or_none() is None
     assert "H200 reference not measured yet" in capsys.readouterr().out
+
+
+def test_rows_name_their_claims_and_the_exposure_evidence_adds_up(result):
+    rows = dpv.model_rows(result, reference=result)
+    assert [r.claim.key for r in rows] == ["step_time", "exposed_comm"] * 2
+    ev = dpv.exposure_evidence(result, 1e12)
+    pred = dpv.predict(result)
+    for name, c in pred["configs"].items():
+        assert ev["excess_s"][name] == pytest.approx(c["measured_exposed_s"] - c["exposed_comm_s"])
+    # the sweep's largest size is the whole gradient, and the copy bound reads and writes it
+    assert ev["sweep_largest_bytes"] == pytest.approx(ev["gradient_bytes"], rel=1e-3)
+    assert ev["copy_out_min_s"] == pytest.approx(2 * ev["gradient_bytes"] / 1e12)
+    assert ev["allreduce_alone_s"] > 0 and ev["allreduce_fit_s"] > 0

@@ -37,17 +37,49 @@ from helpers.labs import core
 from helpers.units import MiB
 from helpers.labs.core import lab_device, new_result, run_cli
 from helpers.labs.grading import Verdict
+from helpers.labs.report import Claim
 from helpers.models import distributed_analysis as da
 
 __all__ = ["LAB", "WORLD_SIZE", "settings_for", "run", "reference_or_none", "grade_exposed_comm",
            "timeline_of", "main"]
 
-#: The lab's record: its pages and size table (every rank times a fixed number of steps).
+_CEILINGS = ("the forward, backward (compute-only step minus forward and optimizer) and "
+             "optimizer times measured in the same run, the slower rank's medians; each "
+             "bucket's all-reduce from the alpha-beta fit to the same run's all-reduce sweep")
+
+#: The lab's record: its pages, size table (every rank times a fixed number of steps) and
+#: claims: the bucket model predicts the step and the communication it leaves exposed.
 LAB = core.Lab(
     "data_parallel", pages=("labs/data-parallel.md", "chapters/distributed-analysis.md"),
     sizes={"width": (512, 4096), "depth": (8, 8), "rows_per_rank": (256, 8192),
            "warmup_steps": (2, 5), "reps": (5, 20), "sweep_points": (4, 8),
-           "timeout_s": (240.0, 540.0)})
+           "timeout_s": (240.0, 540.0)},
+    claims=(
+        Claim("step_time", "time of one DDP training step", "prediction",
+              model="helpers.models.distributed_analysis.dp_step_time_s", ceilings=_CEILINGS,
+              tolerance=0.10,
+              why="every component is the run's own median (known to about half a per cent); "
+                  "the alpha-beta fit misses single sweep sizes by up to about ten per cent, "
+                  "and the model leaves out DDP's copies between buckets and gradients and "
+                  "the slowdown of a backward pass that shares the GPU with an all-reduce, a "
+                  "few per cent of the step"),
+        Claim("exposed_comm", "communication the step waits for (step minus compute-only "
+              "step)", "prediction",
+              model="helpers.models.distributed_analysis.dp_exposed_comm_s",
+              ceilings=_CEILINGS, tolerance=0.15,
+              why="the measured exposure is a difference of two medians (each known to about "
+                  "0.1 ms) of 1 to 2 ms, and the fit misses single sweep sizes by up to about "
+                  "ten per cent",
+              miss=("the model's exposure is the all-reduce time left after the backward pass, "
+                    "with nothing else. With one bucket the measured exposure is larger by the "
+                    "fit's underestimate of the whole gradient's all-reduce (the sweep measured "
+                    "it alone at that size) and by DDP's copy of the reduced bucket back into "
+                    "the gradients (twice the gradient bytes through HBM, after the "
+                    "all-reduce); with a bucket per layer it is larger still, because the "
+                    "all-reduces that overlap the backward pass share its SMs and memory "
+                    "bandwidth and slow it, which the model (overlap for free) omits: the "
+                    "excess over the model with overlap exceeds the excess without it")),
+    ))
 WORLD_SIZE = 2
 
 
