@@ -181,3 +181,27 @@ def test_the_pages_numbers_and_figures_come_from_a_result_file(cpu_result):
     assert set(view.prose_numbers(None).values()) == {view.MISSING}
     labfig.kill_timeline(cpu_result, title="t")
     labfig.interval_figure(cpu_result, title="t")
+
+
+def test_goodput_rows_name_both_claims_per_interval_and_the_misses_are_counted(cpu_result):
+    rows = view.comparison_rows(cpu_result)
+    claimed = [r for r in rows if r.claim is not None]
+    assert [r.claim.key for r in claimed] == ["goodput_planned", "goodput_run_costs"] * (
+        len(claimed) // 2)
+    pts = view.factor_points(cpu_result)
+    assert len(claimed) == 2 * len(pts)
+    for (planned, paid), p in zip(zip(claimed[::2], claimed[1::2]), pts):
+        assert planned.h200 == paid.h200 == pytest.approx(p["goodput"])
+        assert paid.model == pytest.approx(p["model_goodput_run_costs"])
+    words = view.claim_numbers(cpu_result)
+    assert words.keys() == view.claim_numbers(None).keys()
+    assert int(words["paid_within"]) <= int(words["n_factors"]) == len(pts)
+
+
+def test_factor_points_average_the_repeats():
+    pts = [{"factor": f, "repeat": r, "interval_steps": int(4 * f), "goodput": g,
+            "model_goodput": 0.5, "model_goodput_run_costs": m}
+           for f, r, g, m in ((1.0, 0, 0.6, 0.4), (1.0, 1, 0.8, 0.6), (2.0, 0, 0.5, 0.5))]
+    got = view.factor_points({"measurements": {"interval": {"points": pts}}})
+    assert [p["factor"] for p in got] == [1.0, 2.0] and got[0]["repeats"] == 2
+    assert got[0]["goodput"] == pytest.approx(0.7) and got[0]["model_goodput_run_costs"] == pytest.approx(0.5)

@@ -24,8 +24,6 @@ PENDING = frozenset({
     "gemm",
     "attention",
     "collectives",
-    "data_parallel",
-    "checkpointing",
     "decode",
     "quantization",
     "speculative",
