@@ -7,6 +7,7 @@ import pytest
 from helpers.checkpoint import CheckpointStore
 from helpers.checkpoint import store as st
 from helpers.labs import checkpointing as lab
+from helpers.labs.analysis import checkpointing as view
 from helpers.labs import checkpointing_worker as worker
 
 
@@ -64,19 +65,19 @@ def test_the_result_file_has_the_interval_runs_and_the_demo(cpu_result):
     assert cpu_result["lab"] == "checkpointing" and cpu_result["tier"] == "cpu"
     for key in ("step", "checkpoint", "restart"):
         assert m["costs"][key]["median_s"] > 0
-    pts = lab.interval_rows(cpu_result)
+    pts = view.interval_rows(cpu_result)
     assert len(pts) == 2 and all(0 < p["goodput"] <= 1 for p in pts)
     assert all(0 < p["model_goodput"] < 1 for p in pts)
     demo = m["kill_in_place"]
     assert demo["in_place"]["corrupt_detected"] and demo["in_place"]["loaded_step"] == 1
     assert not demo["atomic"]["corrupt_detected"] and demo["atomic"]["loaded_step"] == 2
-    summary = lab.kill_summary(cpu_result)
+    summary = view.kill_summary(cpu_result)
     assert summary["bit_identical"] and summary["kills"] == 3
-    rows = lab.comparison_rows(None, cpu_result)
+    rows = view.comparison_rows(None, cpu_result)
     assert rows[-1].yours is not None and rows[-1].h200 is None
-    rows = lab.comparison_rows(cpu_result, cpu_result)  # the with-reference path
+    rows = view.comparison_rows(cpu_result, cpu_result)  # the with-reference path
     assert rows[-1].error() != "-"
-    rows = lab.comparison_rows(cpu_result)  # the status page's call: the reference alone
+    rows = view.comparison_rows(cpu_result)  # the status page's call: the reference alone
     assert all(r.yours is None for r in rows) and rows[-1].model and rows[-1].h200
 
 
@@ -174,9 +175,33 @@ def test_the_pages_numbers_and_figures_come_from_a_result_file(cpu_result):
     matplotlib.use("Agg")
     from helpers.figures import lab_checkpointing as labfig
 
-    words = lab.prose_numbers(cpu_result)
+    words = view.prose_numbers(cpu_result)
     assert words["kills"] == "3" and words["identical"] == "identical"
-    assert lab.MISSING not in words.values()
-    assert set(lab.prose_numbers(None).values()) == {lab.MISSING}
+    assert view.MISSING not in words.values()
+    assert set(view.prose_numbers(None).values()) == {view.MISSING}
     labfig.kill_timeline(cpu_result, title="t")
     labfig.interval_figure(cpu_result, title="t")
+
+
+def test_goodput_rows_name_both_claims_per_interval_and_the_misses_are_counted(cpu_result):
+    rows = view.comparison_rows(cpu_result)
+    claimed = [r for r in rows if r.claim is not None]
+    assert [r.claim.key for r in claimed] == ["goodput_planned", "goodput_run_costs"] * (
+        len(claimed) // 2)
+    pts = view.factor_points(cpu_result)
+    assert len(claimed) == 2 * len(pts)
+    for (planned, paid), p in zip(zip(claimed[::2], claimed[1::2]), pts):
+        assert planned.h200 == paid.h200 == pytest.approx(p["goodput"])
+        assert paid.model == pytest.approx(p["model_goodput_run_costs"])
+    words = view.claim_numbers(cpu_result)
+    assert words.keys() == view.claim_numbers(None).keys()
+    assert int(words["paid_within"]) <= int(words["n_factors"]) == len(pts)
+
+
+def test_factor_points_average_the_repeats():
+    pts = [{"factor": f, "repeat": r, "interval_steps": int(4 * f), "goodput": g,
+            "model_goodput": 0.5, "model_goodput_run_costs": m}
+           for f, r, g, m in ((1.0, 0, 0.6, 0.4), (1.0, 1, 0.8, 0.6), (2.0, 0, 0.5, 0.5))]
+    got = view.factor_points({"measurements": {"interval": {"points": pts}}})
+    assert [p["factor"] for p in got] == [1.0, 2.0] and got[0]["repeats"] == 2
+    assert got[0]["goodput"] == pytest.approx(0.7) and got[0]["model_goodput_run_costs"] == pytest.approx(0.5)

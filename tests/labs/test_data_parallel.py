@@ -6,6 +6,7 @@ import pytest
 
 from helpers.labs import core, report
 from helpers.labs import data_parallel as dp
+from helpers.labs.analysis import data_parallel as dpv
 from helpers.models import distributed_analysis as da
 
 
@@ -41,7 +42,7 @@ def test_timeline_has_both_ranks_on_one_clock(result):
 
 
 def test_prediction_uses_the_measured_parts(result):
-    p = dp.predict(result)
+    p = dpv.predict(result)
     assert p["alpha_s"] >= 0 and p["beta_s_per_byte"] > 0
     per, one = p["configs"]["per_layer"], p["configs"]["one_bucket"]
     assert per["n_buckets"] == result["settings"]["depth"] and one["n_buckets"] == 1
@@ -56,16 +57,16 @@ def test_result_file_round_trips_and_feeds_the_table(result, tmp_path):
     path = core.save_result(result, tmp_path)
     back = core.load_result(path)
     assert json.loads(path.read_text())["lab"] == "data_parallel"
-    rows = dp.model_rows(back, reference=back)  # the with-reference path of the page
+    rows = dpv.model_rows(back, reference=back)  # the with-reference path of the page
     assert len(rows) == 4 and all(r.yours is not None for r in rows)
     assert rows[0].h200 is not None and rows[2].h200 is not None  # the step rows
     # an exposed time measured as zero has no relative error; it is left blank, not divided by
     zeroed = json.loads(json.dumps(back))
     for r in zeroed["measurements"]["ranks"]:
         r["timings"]["per_layer"]["step"]["median_s"] = r["timings"]["compute_step"]["median_s"]
-    z = dp.model_rows(back, reference=zeroed)
+    z = dpv.model_rows(back, reference=zeroed)
     assert z[1].h200 is None and "step, bucket per layer" in str(report.Table("t", z))
-    assert all(r.h200 is None for r in dp.model_rows(back))
+    assert all(r.h200 is None for r in dpv.model_rows(back))
 
 
 def right(compute, comm):
@@ -104,11 +105,24 @@ def test_the_pages_reference_path_with_a_result_file(result, tmp_path, monkeypat
     ref = dp.reference_or_none()
     assert ref is not None and "not measured" not in capsys.readouterr().out
     assert core.provenance_line(ref).endswith(".")
-    table = report.Table("t", dp.model_rows(result, ref), yours_label="yours (cpu)")
+    table = report.Table("t", dpv.model_rows(result, ref), yours_label="yours (cpu)")
     assert "step, bucket per layer" in str(table)
-    rows = dp.model_rows(result, ref)
+    rows = dpv.model_rows(result, ref)
     assert rows[0].h200 == rows[0].yours and rows[0].error() != "-"
     distfig.timeline_figure(ref["measurements"]["timeline"], title="ref")
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path / "absent")
     assert dp.reference_or_none() is None
     assert "H200 reference not measured yet" in capsys.readouterr().out
+
+
+def test_rows_name_their_claims_and_the_exposure_evidence_adds_up(result):
+    rows = dpv.model_rows(result, reference=result)
+    assert [r.claim.key for r in rows] == ["step_time", "exposed_comm"] * 2
+    ev = dpv.exposure_evidence(result, 1e12)
+    pred = dpv.predict(result)
+    for name, c in pred["configs"].items():
+        assert ev["excess_s"][name] == pytest.approx(c["measured_exposed_s"] - c["exposed_comm_s"])
+    # the sweep's largest size is the whole gradient, and the copy bound reads and writes it
+    assert ev["sweep_largest_bytes"] == pytest.approx(ev["gradient_bytes"], rel=1e-3)
+    assert ev["copy_out_min_s"] == pytest.approx(2 * ev["gradient_bytes"] / 1e12)
+    assert ev["allreduce_alone_s"] > 0 and ev["allreduce_fit_s"] > 0

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from helpers.labs import load as lab
+from helpers.labs.analysis import load as view
 from helpers.labs.report import Table
 from helpers.models import queueing as qm
 
@@ -39,12 +40,12 @@ def test_a_tiny_cpu_run_writes_a_valid_result(cpu_result):
 
 
 def test_the_page_table_reads_a_result_file(cpu_result):
-    rows = lab.comparison_rows(cpu_result, cpu_result)
+    rows = view.comparison_rows(cpu_result, cpu_result)
     assert rows[0].h200 == cpu_result["measurements"]["calibration"]["mean_service_s"]
     assert all(r.model is not None for r in rows[1:])
     assert "goodput / capacity" in str(Table("load", rows, yours_label="yours"))
-    assert [r.h200 for r in lab.comparison_rows(None)] == [None] * len(rows)
-    assert len(lab.run_rows(cpu_result)) == 4
+    assert [r.h200 for r in view.comparison_rows(None)] == [None] * len(rows)
+    assert len(view.run_rows(cpu_result)) == 4
 
 
 def test_predictions_on_a_synthetic_run():
@@ -95,25 +96,50 @@ def test_replay_with_the_runs_own_service_reproduces_its_waits():
     run = _toy_run()
     # SLO on the first token 0.45 s with prefill 0.1 s: a wait budget of 0.35 s; request 2
     # waited 0.5 s, so 2 of 3 meet it
-    got = lab.replay_own_service(run, 2, 0.45)
+    got = view.replay_own_service(run, 2, 0.45)
     assert got["admitted_attainment"] == pytest.approx(2 / 3)
     assert got["mean_service_s"] == pytest.approx(1.0)
     assert got["mean_prefill_s"] == pytest.approx(0.1)
     assert got["utilization"] == pytest.approx((2 / 0.5) * 1.0 / 2)
-    assert lab.idle_while_waiting(run, 2) == 0.0
+    assert view.idle_while_waiting(run, 2) == 0.0
     # a dispatcher that left a server idle for the whole wait
     late = dict(run, start_s=[0.0, 0.0, 1.0], finish_s=[1.0, 0.4, 2.0])
-    assert lab.idle_while_waiting(late, 2) == pytest.approx(1.0)  # one server idle all along
+    assert view.idle_while_waiting(late, 2) == pytest.approx(1.0)  # one server idle all along
     with pytest.raises(ValueError):
-        lab.replay_own_service(dict(run, admitted=[False] * 3), 2, 0.45)
+        view.replay_own_service(dict(run, admitted=[False] * 3), 2, 0.45)
 
 
 def test_gap_numbers_cover_a_result_and_its_absence(cpu_result):
-    rows = lab.gap_rows(cpu_result)
+    rows = view.gap_rows(cpu_result)
     assert len(rows) == len(cpu_result["measurements"]["runs"])
     for r in rows:
         assert 0.0 <= r["sim_own_service"] <= 1.0 and 0.0 <= r["idle_while_waiting"] <= 1.0
         assert r["service_ratio"] > 0
-    with_ref, without = lab.gap_numbers(cpu_result), lab.gap_numbers(None)
+    with_ref, without = view.gap_numbers(cpu_result), view.gap_numbers(None)
     assert with_ref.keys() == without.keys()
     assert set(without.values()) == {lab.MISSING}
+
+
+def test_rows_name_both_claims_and_the_replay_is_computed_from_the_run(cpu_result):
+    rows = view.comparison_rows(cpu_result)
+    goodput = [r for r in rows if r.quantity.startswith("goodput")]
+    assert [r.claim.key for r in goodput] == ["goodput_formula", "goodput_replay"] * (len(goodput) // 2)
+    assert all(r.claim.kind == "prediction" for r in goodput)
+    assert rows[0].claim is None and rows[0].model is None  # the service time: a measurement
+    # the replay row's model is the own-service replay's goodput, normalized like run_rows
+    run = [r for r in cpu_result["measurements"]["runs"] if r["policy"] == "none"][0]
+    assert goodput[1].model == pytest.approx(view.replay_goodput_norm(cpu_result, run))
+    words = view.claim_numbers(cpu_result)
+    assert words.keys() == view.claim_numbers(None).keys()
+    assert int(words["replay_within"]) <= int(words["n_rows"])
+
+
+def test_table_runs_pick_lowest_near_saturation_and_highest():
+    runs = [{"policy": "none", "factor": f} for f in (0.4, 0.8, 0.9, 1.1, 3.0)]
+    picked = view._table_runs({"measurements": {"runs": runs}}, "none")
+    assert [(label, r["factor"]) for label, r in picked] == [
+        ("lowest load", 0.4), ("near saturation (0.9x)", 0.9), ("highest load", 3.0)]
+    # no run below saturation other than the lowest: no near-saturation row
+    runs = [{"policy": "cap", "factor": f} for f in (0.9, 1.5)]
+    assert [label for label, _ in view._table_runs({"measurements": {"runs": runs}}, "cap")] == [
+        "lowest load", "highest load"]

@@ -2,6 +2,7 @@
 
 from helpers.labs import report
 from helpers.labs import serving as lab
+from helpers.labs.analysis import serving as view
 
 _SETTINGS = lab.settings
 
@@ -29,22 +30,22 @@ def test_result_file(cpu_result):
 
 
 def test_table_and_prose_with_and_without_a_reference(cpu_result):
-    rows = lab.comparison_rows(None, cpu_result)
+    rows = view.comparison_rows(None, cpu_result)
     assert all(r.model is None and r.h200 is None and r.yours is not None for r in rows)
     # the with-reference path, with this CPU result standing in for the H200 file
-    rows = lab.comparison_rows(cpu_result, cpu_result)
+    rows = view.comparison_rows(cpu_result, cpu_result)
     assert all(r.model is not None and r.h200 is not None for r in rows if "TPOT" not in r.quantity)
     assert "quantity" in str(report.Table("t", rows, yours_label="yours"))
-    words = lab.prose_numbers(cpu_result)
+    words = view.prose_numbers(cpu_result)
     assert words["n_requests"] == "10" and "%" in words["err_thr_cont"]
-    assert set(lab.prose_numbers(None)) == set(words)
-    assert lab.comparison_rows(None)  # no result at all: rows of dashes
-    mem = lab.memory_series(cpu_result)
+    assert set(view.prose_numbers(None)) == set(words)
+    assert view.comparison_rows(None)  # no result at all: rows of dashes
+    mem = view.memory_series(cpu_result)
     assert mem and all(m["used_tokens"] <= m["reserved_tokens"] for m in mem)
     from helpers.figures import scheduling_kv as fig
     import matplotlib.pyplot as plt
     plt.close(fig.memory_figure(mem, title="t"))
-    plt.close(fig.metrics_figure(lab.metrics_rows(cpu_result), title="t"))
+    plt.close(fig.metrics_figure(view.metrics_rows(cpu_result), title="t"))
 
 
 def test_grader():
@@ -69,3 +70,23 @@ def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
     served = {"requests": [{"id": 0, "output": wrong}]}
     assert lab._mismatches(served, {0: want}, model, {0: prompt}) == [0]
     assert not lab._near_tie(model, prompt, want, want + [1])
+
+
+def test_every_row_names_its_claim_and_the_tail_evidence_is_computed():
+    rows = view.comparison_rows(None)
+    assert {r.claim.key for r in rows} == {"throughput", "median_latency", "tail_latency"}
+    assert all(r.claim.kind == "prediction" for r in rows)
+    assert [r.claim.key for r in rows if "p90" in r.quantity] == ["tail_latency"] * 4
+    # two full-batch steps of twice the fitted time, one other step at the fit; one request
+    # waited for a slot longer than two fitted full-batch steps, one did not
+    fit = {"fixed_s": 1e-3, "per_decode_s": 1e-4, "per_prefill_token_s": 0.0}
+    steps = [{"duration_s": 2 * (1e-3 + 2e-4), "n_decode": 2, "n_prefill_tokens": 0, "n_seqs": 2}] * 2
+    steps += [{"duration_s": 1e-3 + 1e-4, "n_decode": 1, "n_prefill_tokens": 0, "n_seqs": 1}]
+    reqs = [{"arrival_s": 0.0, "admitted_s": 3e-3}, {"arrival_s": 0.0, "admitted_s": 1e-3}]
+    result = {"settings": {"max_batch": 2},
+              "measurements": {"fit": fit, "continuous": {
+                  "steps": steps, "requests": reqs, "engine_wall_s": 1.1, "engine_busy_s": 1.0}}}
+    got = view.full_batch_numbers(result)
+    assert got["full_steps"] == "2" and got["steps"] == "3"
+    assert got["full_ratio"] == "2.00" and got["full_ratio_word"] == "longer"
+    assert got["rest_ratio"] == "1.00" and got["slot_waits"] == "1" and got["host_pct"] == "10"

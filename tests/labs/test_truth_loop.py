@@ -17,13 +17,9 @@ from helpers.labs.report import Claim, Row
 #: listed here has moved onto claims, so the list never overstates what is pending.
 PENDING = frozenset({
     "collectives",
-    "data_parallel",
-    "checkpointing",
     "decode",
-    "serving",
     "quantization",
     "speculative",
-    "load",
 })
 
 NAMES = [n for n, _ in summary.LABS]

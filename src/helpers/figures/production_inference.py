@@ -136,7 +136,7 @@ def goodput_figure(service_s: float, servers: int, slo_wait_s: float, capacity: 
                    title: str, rows=None, n_requests: int | None = None, max_factor: float = 3.0):
     """Goodput as a share of capacity against offered load as a share of capacity.
 
-    ``rows``, optional: the lab's :func:`helpers.labs.load.run_rows`, drawn as points
+    ``rows``, optional: the lab's :func:`helpers.labs.analysis.load.run_rows`, drawn as points
     (circles: unbounded queue; squares: admission control)."""
     cap_rate = servers / service_s
     x = np.linspace(0.02, max_factor, 240)
@@ -177,7 +177,7 @@ def attainment_gap_figure(rows, *, title: str):
     formulas (Erlang C / M/M/c/K), the simulator replaying the run's arrivals with the
     calibration's service times, and the same replay with the run's own service times.
 
-    ``rows``: :func:`helpers.labs.load.gap_rows`. A replay that lands on the measurement while
+    ``rows``: :func:`helpers.labs.analysis.load.gap_rows`. A replay that lands on the measurement while
     the calibrated one does not puts the gap in the service times, not in the queue."""
     from .style import finish_panels, panel_figure
 
