@@ -54,6 +54,42 @@ def test_cpu_run_writes_a_complete_result(cpu_result):
             assert f["alpha_s"] >= 0 and f["beta_s_per_byte"] > 0 and len(f["residuals"]) == len(points)
 
 
+def test_cpu_run_times_batches_beside_single_calls(cpu_result):
+    """Issue 17: every point has a batched series (k calls per interval, the same k on every
+    rank or the group would hang), both series get a one-regime and a per-regime fit, and each
+    gloo group records its one-rank dispatch floor."""
+    warm, reps = lab.repeats("gloo")
+    target_s, k_max = lab.BATCH
+    for r in cpu_result["measurements"]["runs"]:
+        assert "k back-to-back blocking calls" in r["batched_timed_by"]
+        for name, points in r["collectives"].items():
+            for q in points:
+                assert 1 <= q["batch_calls"] <= k_max
+                assert q["batched_bench"]["number"] == q["batch_calls"]
+                assert len(q["batched_samples_s"]) == reps and q["batched_median_s"] > 0
+                assert len(q["rank_batched_medians_s"]) == r["ranks"]
+                assert q["dispatch_skew_s"] == pytest.approx(q["median_s"] - q["batched_median_s"])
+                assert q["enqueue_s"] is None and "graph_s" not in q  # NCCL only
+                # k is the most any rank's single-call time asks for: at least rank 0's
+                assert q["batch_calls"] >= lab.batch_calls(q["median_s"], q["message_bytes"],
+                                                           target_s, k_max)
+            for key in ("fit_batched", "regimes", "regimes_batched"):
+                assert name in r[key]
+            reg = r["regimes_batched"][name]
+            assert reg["split_bytes"] in lab.gloo_sizes_bytes()[2:-1]
+            assert len(reg["small"]["residuals"]) + len(reg["large"]["residuals"]) == len(points)
+        d = r["dispatch"]
+        assert d["message_bytes"] == lab.gloo_sizes_bytes()[0] and d["median_s"] > 0
+        assert len(d["rank_medians_s"]) == r["ranks"] and d["bench"]["n_reps"] == reps
+    rows = lab.batching(cpu_result, "gloo", 2)
+    assert [x["message_bytes"] for x in rows] == lab.gloo_sizes_bytes()
+    nums = lab.batching_numbers(cpu_result)
+    assert nums["gloo2_below"] in ("below", "above", "equal to")
+    assert nums["gloo4_alpha_lower"] in ("lower", "higher", "the same")
+    assert core.MISSING not in (nums["gloo2_dispatch_us"], nums["gloo4_alpha_batched_us"])
+    assert "batched" in lab.describe(cpu_result)
+
+
 def test_cpu_analysis(cpu_result):
     rs = lab.rows(cpu_result, "gloo", 2)
     assert [r["message_bytes"] for r in rs] == lab.gloo_sizes_bytes()
@@ -173,3 +209,111 @@ def test_describe_and_tables_survive_a_fit_with_no_bandwidth_term():
     text = lab.describe(res)
     assert text.count("not resolved") == len(lab.MEASURED)
     assert all(row["bandwidth_bytes_per_s"] == float("inf") for row in lab.fits(res))
+
+
+# --- batched timing, the one-rank NCCL floor, the host-bound region (issue 17) -------------
+
+def test_batch_calls_fill_the_target_within_the_bounds():
+    assert lab.batch_calls(40e-6, 8, 1e-3, 64) == 25  # 25 calls of 40 us make 1 ms
+    assert lab.batch_calls(1e-6, 8, 1e-3, 64) == 64  # capped
+    assert lab.batch_calls(5e-3, 8, 1e-3, 64) == 1  # one call already lasts longer
+    # one timing buffer per call of a batch: no more than fit in the memory bound
+    assert lab.batch_calls(40e-6, 64 << 20, 1e-3, 64, max_buffer_bytes=256 << 20) == 4
+    assert lab.batch_calls(40e-6, 1 << 30, 1e-3, 64, max_buffer_bytes=256 << 20) == 1
+    for bad in (0.0, float("nan"), float("inf"), -1.0):
+        assert lab.batch_calls(bad, 8, 1e-3, 64) == 1
+
+
+def test_batched_all_reduce_cycles_its_timing_buffers(one_rank_group, monkeypatch):
+    """A batch of k in-place all-reduces grows each of its k buffers once, so the call budget
+    that keeps the values finite counts batches, not calls."""
+    seen = []
+    monkeypatch.setattr(one_rank_group, "all_reduce", lambda t, group=None: seen.append(id(t)))
+    fn, _ = lab._case("all_reduce", 4096, 0, 1, "cpu", 1, copies=3)
+    for _ in range(7):
+        fn()
+    assert len(set(seen)) == 3 and seen[:3] == seen[3:6] and seen[6] == seen[0]
+
+
+def test_measure_rank_on_one_rank_has_both_series_and_a_dispatch_floor(one_rank_group):
+    out = lab.measure_rank(0, 1, [4096, 16384], collectives=("all_gather",), warmup=1, reps=3,
+                           batch=(2e-4, 4))
+    (a, b) = out["collectives"]["all_gather"]
+    assert 1 <= a["batch_calls"] <= 4 and len(a["batched_samples_s"]) == 3
+    assert out["dispatch"]["message_bytes"] == 4096 and out["dispatch"]["median_s"] > 0
+
+
+def _fake_group(backend, ranks, sizes, *, timeout_s):
+    if backend == "nccl":
+        raise RuntimeError("NCCL error: unhandled system error")
+    return {"backend": backend, "ranks": ranks, "collectives": {}, "fit": {}}
+
+
+def _gpu_tier(monkeypatch, n_gpu, group):
+    import torch
+
+    monkeypatch.setattr(lab, "nccl_ranks", lambda: n_gpu)
+    monkeypatch.setattr(torch.cuda.nccl, "version", lambda: (2, 28, 9))
+    monkeypatch.setattr(lab, "new_result", lambda labr, device, **kw: core.new_result(labr, "cpu", **kw))
+    monkeypatch.setattr(lab, "measure_group", group)
+
+
+def test_one_gpu_runs_a_one_rank_nccl_group_and_its_failure_keeps_the_gloo_runs(monkeypatch, capsys):
+    _gpu_tier(monkeypatch, 1, _fake_group)
+    res = lab.run("cuda")
+    assert [(r["backend"], r["ranks"]) for r in res["measurements"]["runs"]] == [("gloo", 2), ("gloo", 4)]
+    assert "unhandled system error" in res["settings"]["nccl_error"]
+    assert "NCCL group of 1 rank" in res["settings"]["note"]
+    assert "NCCL group of 1 rank failed" in capsys.readouterr().out
+    calls = []
+
+    def ok(backend, ranks, sizes, *, timeout_s):
+        calls.append((backend, ranks))
+        return {"backend": backend, "ranks": ranks}
+    monkeypatch.setattr(lab, "measure_group", ok)
+    res = lab.run("cuda")
+    assert calls == [("nccl", 1), ("gloo", 2), ("gloo", 4)] and "nccl_error" not in res["settings"]
+
+
+def test_a_two_gpu_nccl_failure_is_not_swallowed(monkeypatch):
+    _gpu_tier(monkeypatch, 2, _fake_group)
+    with pytest.raises(RuntimeError, match="unhandled system error"):
+        lab.run("cuda")
+
+
+def test_shipped_two_gpu_reference_is_host_bound_up_to_4_mib():
+    ref = lab.reference_or_none()
+    h = lab.host_bound(ref)
+    assert h["end_bytes"] == 4 << 20 and h["smallest_bytes"] == 8 and h["n_sizes"] == 20
+    assert h["n_within"] < h["n_sizes"]  # slow repeats above the band do not end the region
+    # the datasheet link alone needs more time at 4 MiB than the time grew from 8 B: no wire
+    assert h["end_wire_s"] == pytest.approx(2 * (1 / 2) * (4 << 20) / specs.H200_SXM.nvlink.per_direction_bytes_per_s)
+    assert h["growth_s"] < h["end_wire_s"]
+    nums = lab.host_bound_numbers(ref)
+    assert nums["nccl_flat_end_mib"] == "4" and nums["nccl_growth_word"] in ("less", "more")
+    assert core.MISSING not in nums.values()
+    # it predates batched timing: the page must say so rather than show nothing as a number
+    assert lab.batching(ref, "nccl") == []
+    assert set(lab.host_bound_numbers(None).values()) == {core.MISSING}
+
+
+def test_one_gpu_reference_has_a_one_rank_nccl_floor_apart_from_the_fits():
+    one = lab.one_gpu_reference()
+    assert one["tier"] == "gpu" and "H200" in one["provenance"]["device_name"]
+    nccl = [r for r in one["measurements"]["runs"] if r["backend"] == "nccl"]
+    assert len(nccl) == 1 and nccl[0]["ranks"] == 1 and nccl[0]["fit"] == {}
+    # a one-rank run is never taken for the NCCL group of the analysis and the tables
+    assert lab._run(one, "nccl") is None and lab.rows(one, "nccl") == []
+    assert lab.comparison(None, one)[0]["yours_busbw"] == lab.largest(one, "gloo", 2)["busbw_bytes_per_s"]
+    rows = lab.batching(one, "nccl", 1, "all_gather")
+    assert len(rows) == len(one["settings"]["nccl_sizes_bytes"])
+    assert all(x["enqueue_s"] > 0 and x["graph_s"] > 0 for x in rows)
+    f = lab.floor_numbers(one)
+    assert core.MISSING not in f.values()
+    assert "no peer" in lab.describe(one)
+
+
+def test_one_gpu_reference_absent(tmp_path, capsys):
+    assert lab.one_gpu_reference(tmp_path / "none.json") is None
+    assert "not measured yet" in capsys.readouterr().out
+    assert set(lab.floor_numbers(None).values()) == {core.MISSING}

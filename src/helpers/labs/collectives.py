@@ -54,7 +54,7 @@ __all__ = ["LAB", "GPU", "MEASURED", "GLOO_RANKS", "gloo_sizes_bytes", "nccl_siz
            "repeats", "measure_rank", "measure_group", "nccl_ranks", "run", "reference_or_none",
            "rows", "fits", "largest", "comparison", "comparison_rows", "describe", "prose_numbers", "fmt", "MISSING",
            "BATCH", "ENQUEUE_REPS", "batch_calls", "batching", "host_bound", "batching_numbers",
-           "host_bound_numbers",
+           "host_bound_numbers", "one_gpu_reference", "ONE_GPU_FILE", "floor_numbers",
            "grade_busbw_factor", "main"]
 
 #: The lab's record: its pages and size table (each rank times a fixed number of repeats).
@@ -459,6 +459,20 @@ def run(device: str | None = None) -> dict:
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
+#: Where the one-GPU H200 run lives (an NCCL group of one rank beside the gloo groups): a
+#: folder of its own, since the lab's reference file is the two-GPU run.
+ONE_GPU_FILE = core.REFERENCE_DIR / "one-gpu" / "collectives.json"
+
+
+def one_gpu_reference(path=None) -> dict | None:
+    """The shipped one-GPU H200 run (its NCCL group of one rank: the launch and dispatch
+    floor), checked by :func:`helpers.labs.core.load_result`; None, with one line, when the
+    file is absent."""
+    path = ONE_GPU_FILE if path is None else path
+    if not path.exists():
+        print("One-GPU H200 run not measured yet.")
+        return None
+    return core.load_result(path)
 
 
 # --- analysis (the page's tables and plots) -------------------------------------------------
@@ -769,6 +783,31 @@ def host_bound_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[st
             "nccl_large_alpha_us": fmt(side("large", "alpha_s"), ".3g", 1e-6),
             "nccl_large_bw_gbs": fmt(1 / lb if lb else None, ".3g", 1e9),
             "nccl_split_mib": fmt(reg["split_bytes"] if reg else None, ".4g", 2**20)}
+
+
+_FLOOR_KEYS = ("single_us", "batched_us", "enqueue_us", "graph_us", "enqueue_share_pct",
+               "graph_ratio", "size_b", "k")
+
+
+@page_numbers([f"floor_{k}" for k in _FLOOR_KEYS])
+def floor_numbers(result: dict | None, collective: str = "all_gather") -> dict[str, str]:
+    """The strings a page glues about an NCCL group of one rank at its smallest size (no peer,
+    no wire): one call timed by events (dispatch included), the batched per-call time, the host
+    enqueue time per call, the CUDA-graph replay per call, the enqueue's share of the batched
+    time and how many times the graph replay fits in the batched call. The all-gather is the
+    default because with one rank it still copies its input (an in-place all-reduce of one
+    rank has nothing to do). :data:`MISSING` without the run."""
+    rows_ = batching(result, "nccl", 1, collective) if result else []
+    q = rows_[0] if rows_ else {}
+    g, b, e = q.get("graph_s"), q.get("batched_s"), q.get("enqueue_s")
+    return {"floor_single_us": fmt(q.get("single_s"), ".3g", 1e-6),
+            "floor_batched_us": fmt(b, ".3g", 1e-6),
+            "floor_enqueue_us": fmt(e, ".3g", 1e-6),
+            "floor_graph_us": fmt(g, ".2g", 1e-6),
+            "floor_enqueue_share_pct": fmt(e / b if e and b else None, ".0f", 0.01),
+            "floor_graph_ratio": fmt(b / g if g and b else None, ".0f"),
+            "floor_size_b": fmt(q.get("message_bytes"), ".0f"),
+            "floor_k": fmt(q.get("batch_calls"), "d")}
 
 
 # --- grading --------------------------------------------------------------------------------
