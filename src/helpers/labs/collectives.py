@@ -693,12 +693,15 @@ def _batch_numbers(result: dict | None, p: int) -> dict:
             "large_bw_mbs": (1 / reg["large"]["beta_s_per_byte"]
                              if reg and reg["large"]["beta_s_per_byte"] > 0 else None),
             "split_kib": reg["split_bytes"] if reg else None,
-            "dispatch_us": d.get("median_s")}
+            "dispatch_us": d.get("median_s"),
+            "dispatch_alpha": (d["median_s"] / fs["alpha_s"]
+                               if d.get("median_s") and fs["alpha_s"] > 0 else None)}
 
 
 _BATCH_KEYS = ("size_kib", "k", "single_us", "batched_us", "diff_us", "diff_pct", "below",
                "n_below", "n_sizes", "alpha_us", "alpha_batched_us", "alpha_ratio",
-               "alpha_lower", "small_alpha_us", "large_bw_mbs", "split_kib", "dispatch_us")
+               "alpha_lower", "small_alpha_us", "large_bw_mbs", "split_kib", "dispatch_us",
+               "dispatch_alpha_pct")
 
 
 @page_numbers([f"gloo{p}_{k}" for p in GLOO_RANKS for k in _BATCH_KEYS])
@@ -733,7 +736,8 @@ def batching_numbers(result: dict | None) -> dict[str, str]:
             f"gloo{p}_small_alpha_us": fmt(get("small_alpha_us"), ".4g", 1e-6),
             f"gloo{p}_large_bw_mbs": fmt(get("large_bw_mbs"), ".0f", 1e6),
             f"gloo{p}_split_kib": fmt(get("split_kib"), ".0f", 2**10),
-            f"gloo{p}_dispatch_us": fmt(get("dispatch_us"), ".3g", 1e-6)})
+            f"gloo{p}_dispatch_us": fmt(get("dispatch_us"), ".3g", 1e-6),
+            f"gloo{p}_dispatch_alpha_pct": fmt(get("dispatch_alpha"), ".0f", 0.01)})
     return out
 
 
@@ -786,7 +790,9 @@ def host_bound_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[st
 
 
 _FLOOR_KEYS = ("single_us", "batched_us", "enqueue_us", "graph_us", "enqueue_share_pct",
-               "graph_ratio", "size_b", "k")
+               "graph_ratio", "graph_word", "host_bound", "size_b", "k")
+#: The enqueue's share of the batched per-call time above which the batch is host-bound.
+HOST_BOUND_SHARE = 0.8
 
 
 @page_numbers([f"floor_{k}" for k in _FLOOR_KEYS])
@@ -805,7 +811,13 @@ def floor_numbers(result: dict | None, collective: str = "all_gather") -> dict[s
             "floor_enqueue_us": fmt(e, ".3g", 1e-6),
             "floor_graph_us": fmt(g, ".2g", 1e-6),
             "floor_enqueue_share_pct": fmt(e / b if e and b else None, ".0f", 0.01),
-            "floor_graph_ratio": fmt(b / g if g and b else None, ".0f"),
+            "floor_graph_ratio": fmt(max(b / g, g / b) if g and b else None, ".0f"),
+            "floor_graph_word": MISSING if not (g and b) else "less" if g < b else "more",
+            "floor_host_bound": (MISSING if not (e and b) else
+                                 "host-bound: the GPU waits for the host to launch each call"
+                                 if e >= HOST_BOUND_SHARE * b else
+                                 "not host-bound: the host launches calls faster than the GPU "
+                                 "runs them"),
             "floor_size_b": fmt(q.get("message_bytes"), ".0f"),
             "floor_k": fmt(q.get("batch_calls"), "d")}
 
