@@ -722,7 +722,7 @@ def batching_numbers(result: dict | None) -> dict[str, str]:
             f"gloo{p}_k": fmt(get("k"), "d"),
             f"gloo{p}_single_us": fmt(get("single_us"), ".4g", 1e-6),
             f"gloo{p}_batched_us": fmt(get("batched_us"), ".4g", 1e-6),
-            f"gloo{p}_diff_us": fmt(abs(diff) if diff is not None else None, ".3g", 1e-6),
+            f"gloo{p}_diff_us": fmt(abs(diff) if diff is not None else None, ".4g", 1e-6),
             f"gloo{p}_diff_pct": fmt(abs(get("diff_pct")) if diff is not None else None, ".0f", 0.01),
             f"gloo{p}_below": (MISSING if diff is None else "below" if diff > 0
                                else "above" if diff < 0 else "equal to"),
