@@ -11,6 +11,7 @@ import torch
 from helpers import specs
 from helpers.distributed import free_port, loopback_store
 from helpers.labs import collectives as lab
+from helpers.labs.analysis import collectives as view
 from helpers.labs import core
 from helpers.models import collectives as model
 
@@ -81,23 +82,23 @@ def test_cpu_run_times_batches_beside_single_calls(cpu_result):
         d = r["dispatch"]
         assert d["message_bytes"] == lab.gloo_sizes_bytes()[0] and d["median_s"] > 0
         assert len(d["rank_medians_s"]) == r["ranks"] and d["bench"]["n_reps"] == reps
-    rows = lab.batching(cpu_result, "gloo", 2)
+    rows = view.batching(cpu_result, "gloo", 2)
     assert [x["message_bytes"] for x in rows] == lab.gloo_sizes_bytes()
-    nums = lab.batching_numbers(cpu_result)
+    nums = view.batching_numbers(cpu_result)
     assert nums["gloo2_below"] in ("below", "above", "equal to")
     assert nums["gloo4_alpha_lower"] in ("lower", "higher", "the same")
     assert core.MISSING not in (nums["gloo2_dispatch_us"], nums["gloo4_alpha_batched_us"])
-    assert "batched" in lab.describe(cpu_result)
+    assert "batched" in view.describe(cpu_result)
 
 
 def test_cpu_analysis(cpu_result):
-    rs = lab.rows(cpu_result, "gloo", 2)
+    rs = view.rows(cpu_result, "gloo", 2)
     assert [r["message_bytes"] for r in rs] == lab.gloo_sizes_bytes()
     assert all(r["model_s"] > 0 and math.isfinite(r["error"]) for r in rs)
-    assert lab.rows(cpu_result, "nccl") == [] and lab.largest(cpu_result, "nccl") is None
-    assert len(lab.fits(cpu_result)) == 2 * len(lab.MEASURED)
-    assert "gloo x4 reduce_scatter" in lab.describe(cpu_result)
-    table = lab.comparison(None, cpu_result)
+    assert view.rows(cpu_result, "nccl") == [] and view.largest(cpu_result, "nccl") is None
+    assert len(view.fits(cpu_result)) == 2 * len(lab.MEASURED)
+    assert "gloo x4 reduce_scatter" in view.describe(cpu_result)
+    table = view.comparison(None, cpu_result)
     assert [t["collective"] for t in table] == list(lab.MEASURED)
     assert all(t["h200_busbw"] is None and t["yours_busbw"] > 0 for t in table)
     assert table[0]["model_busbw"] == specs.H200_SXM.nvlink.per_direction_bytes_per_s
@@ -130,13 +131,13 @@ def synthetic_nccl_result(bw=360e9, alpha=12e-6):
 
 def test_analysis_of_an_nccl_shaped_result():
     res = synthetic_nccl_result()
-    big = lab.largest(res, "nccl")
+    big = view.largest(res, "nccl")
     # at 1 GiB the two latencies (24 us) are under 1 % of the 3 ms: busbw is nearly the link's
     assert 0.99 * 360e9 < big["busbw_bytes_per_s"] < 360e9
-    assert all(abs(r["error"]) < 1e-9 for r in lab.rows(res, "nccl"))
-    f = [x for x in lab.fits(res) if x["collective"] == "all_gather"][0]
+    assert all(abs(r["error"]) < 1e-9 for r in view.rows(res, "nccl"))
+    f = [x for x in view.fits(res) if x["collective"] == "all_gather"][0]
     assert f["alpha_s"] == pytest.approx(12e-6) and f["bandwidth_bytes_per_s"] == pytest.approx(360e9)
-    table = lab.comparison(res, res)
+    table = view.comparison(res, res)
     assert table[0]["h200_busbw"] == table[0]["yours_busbw"] == big["busbw_bytes_per_s"]
 
 
@@ -206,9 +207,9 @@ def test_describe_and_tables_survive_a_fit_with_no_bandwidth_term():
     res = synthetic_nccl_result()
     for f in res["measurements"]["runs"][0]["fit"].values():
         f["beta_s_per_byte"] = 0.0
-    text = lab.describe(res)
+    text = view.describe(res)
     assert text.count("not resolved") == len(lab.MEASURED)
-    assert all(row["bandwidth_bytes_per_s"] == float("inf") for row in lab.fits(res))
+    assert all(row["bandwidth_bytes_per_s"] == float("inf") for row in view.fits(res))
 
 
 # --- batched timing, the one-rank NCCL floor, the host-bound region (issue 17) -------------
@@ -283,18 +284,18 @@ def test_a_two_gpu_nccl_failure_is_not_swallowed(monkeypatch):
 
 def test_shipped_two_gpu_reference_is_host_bound_up_to_4_mib():
     ref = lab.reference_or_none()
-    h = lab.host_bound(ref)
+    h = view.host_bound(ref)
     assert h["end_bytes"] == 4 << 20 and h["smallest_bytes"] == 8 and h["n_sizes"] == 20
     assert h["n_within"] < h["n_sizes"]  # slow repeats above the band do not end the region
     # the datasheet link alone needs more time at 4 MiB than the time grew from 8 B: no wire
     assert h["end_wire_s"] == pytest.approx(2 * (1 / 2) * (4 << 20) / specs.H200_SXM.nvlink.per_direction_bytes_per_s)
     assert h["growth_s"] < h["end_wire_s"]
-    nums = lab.host_bound_numbers(ref)
+    nums = view.host_bound_numbers(ref)
     assert nums["nccl_flat_end_mib"] == "4" and nums["nccl_growth_word"] in ("less", "more")
     assert core.MISSING not in nums.values()
     # it predates batched timing: the page must say so rather than show nothing as a number
-    assert lab.batching(ref, "nccl") == []
-    assert set(lab.host_bound_numbers(None).values()) == {core.MISSING}
+    assert view.batching(ref, "nccl") == []
+    assert set(view.host_bound_numbers(None).values()) == {core.MISSING}
 
 
 def test_one_gpu_reference_has_a_one_rank_nccl_floor_apart_from_the_fits():
@@ -303,17 +304,44 @@ def test_one_gpu_reference_has_a_one_rank_nccl_floor_apart_from_the_fits():
     nccl = [r for r in one["measurements"]["runs"] if r["backend"] == "nccl"]
     assert len(nccl) == 1 and nccl[0]["ranks"] == 1 and nccl[0]["fit"] == {}
     # a one-rank run is never taken for the NCCL group of the analysis and the tables
-    assert lab._run(one, "nccl") is None and lab.rows(one, "nccl") == []
-    assert lab.comparison(None, one)[0]["yours_busbw"] == lab.largest(one, "gloo", 2)["busbw_bytes_per_s"]
-    rows = lab.batching(one, "nccl", 1, "all_gather")
+    assert view._run(one, "nccl") is None and view.rows(one, "nccl") == []
+    assert view.comparison(None, one)[0]["yours_busbw"] == view.largest(one, "gloo", 2)["busbw_bytes_per_s"]
+    rows = view.batching(one, "nccl", 1, "all_gather")
     assert len(rows) == len(one["settings"]["nccl_sizes_bytes"])
     assert all(x["enqueue_s"] > 0 and x["graph_s"] > 0 for x in rows)
-    f = lab.floor_numbers(one)
+    f = view.floor_numbers(one)
     assert core.MISSING not in f.values()
-    assert "no peer" in lab.describe(one)
+    assert "no peer" in view.describe(one)
 
 
 def test_one_gpu_reference_absent(tmp_path, capsys):
     assert lab.one_gpu_reference(tmp_path / "none.json") is None
     assert "not measured yet" in capsys.readouterr().out
-    assert set(lab.floor_numbers(None).values()) == {core.MISSING}
+    assert set(view.floor_numbers(None).values()) == {core.MISSING}
+
+
+# --- the claims (truth loop) ----------------------------------------------------------------
+
+def test_every_row_names_a_claim_and_the_shipped_reference_holds_them():
+    ref = lab.reference_or_none()
+    rows = view.comparison_rows(ref)
+    assert [r.claim.key for r in rows] == ["busbw_nvlink", "busbw_extrapolated"] * 3
+    assert {c.key for c in lab.LAB.claims} == {r.claim.key for r in rows}
+    for r in rows:
+        assert r.claim.holds(r.model, r.h200), (r.quantity, r.model, r.h200)
+    # the prediction is computed from the run, not typed: move the 512 MiB time and it moves
+    moved = json.loads(json.dumps(ref))
+    moved["measurements"]["runs"][0]["collectives"]["all_reduce"][-2]["median_s"] *= 1.2
+    assert view.extrapolated_busbw(moved) < 0.9 * view.extrapolated_busbw(ref)
+    nums = view.claim_numbers(ref)
+    assert nums["claim_pred_within"] == "all within it" and nums["claim_pred_tol_pct"] == "10"
+    assert nums["claim_yours_pred_err_pct"] == core.MISSING
+
+
+def test_claim_rows_of_a_synthetic_line_predict_exactly():
+    res = synthetic_nccl_result()  # an exact alpha-beta line: the two-point prediction is exact
+    for r in view.comparison(res, res):
+        assert r["h200_predicted_busbw"] == pytest.approx(r["h200_busbw"], rel=1e-9)
+        assert r["yours_predicted_busbw"] == pytest.approx(r["yours_busbw"], rel=1e-9)
+    assert view.claim_numbers(res, res)["claim_yours_pred_err_pct"] in ("+0", "-0")
+    assert view.extrapolated_busbw(None) is None

@@ -20,7 +20,7 @@ def test_every_runner_is_listed_once_and_has_comparison_rows():
     assert sorted(listed) == sorted(runners) and len(set(listed)) == len(listed)
     for name in listed:
         module = summary.lab_module(name)
-        assert str(module.LAB) == name and callable(module.comparison_rows)
+        assert str(module.LAB) == name and callable(summary.analysis_module(name).comparison_rows)
 
 
 @pytest.mark.parametrize("name", [n for n, _ in summary.LABS])
@@ -28,7 +28,7 @@ def test_comparison_rows_of_the_shipped_reference(name):
     ref = core.reference_or_none(name)
     if ref is None:
         pytest.skip(f"no H200 reference shipped for {name} yet")
-    rows = summary.lab_module(name).comparison_rows(ref)
+    rows = summary.analysis_module(name).comparison_rows(ref)
     assert rows and all(isinstance(r, Row) for r in rows)
     assert any(r.model is not None and r.h200 is not None for r in rows)
     assert all(r.yours is None for r in rows)  # no reader's run was given

@@ -23,7 +23,6 @@ PENDING = frozenset({
     "reduction_softmax",
     "gemm",
     "attention",
-    "collectives",
     "data_parallel",
     "checkpointing",
     "decode",

@@ -380,3 +380,44 @@ def test_flat_region_bad_input():
         c.flat_region_end_bytes([8, 16], [1e-5, 1e-5], rel_tol=-0.1)
     with pytest.raises(ValueError, match="message_bytes"):
         c.flat_region_end_bytes([8, -16], [1e-5, 1e-5])
+
+
+# --- the two-point line (the lab's prediction of its largest size) ---------------------------
+
+@given(p=st.integers(2, 16), a=st.floats(1e-7, 1e-4), bw=st.floats(1e9, 1e12),
+       k1=st.integers(10, 25), gap=st.integers(1, 4), ahead=st.floats(0, 4))
+@settings(max_examples=60, deadline=None)
+def test_two_points_on_an_alpha_beta_line_recover_it_anywhere(p, a, bw, k1, gap, ahead):
+    n1, n2 = 2.0 ** k1, 2.0 ** (k1 + gap)
+    line = [float(c.ring_allreduce_time_s(x, p, a, 1 / bw)) for x in (n1, n2)]
+    n = n2 * 2 ** ahead
+    assert c.two_point_time_s(n, (n1, n2), line) == pytest.approx(
+        float(c.ring_allreduce_time_s(n, p, a, 1 / bw)), rel=1e-9)
+    # at its own points it returns them; at zero bytes it is the latency terms
+    assert c.two_point_time_s(n1, (n1, n2), line) == pytest.approx(line[0], rel=1e-12)
+    assert c.two_point_time_s(0.0, (n2, n1), line[::-1]) == pytest.approx(2 * (p - 1) * a, rel=1e-6)
+
+
+def test_two_point_prediction_of_the_h200_pair_from_its_own_run():
+    """The shipped all-reduce's 256 and 512 MiB times predict its 1 GiB time within 3 %."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "labs/reference/h200/collectives.json"
+    pts = json.loads(path.read_text())["measurements"]["runs"][0]["collectives"]["all_reduce"]
+    (n1, t1), (n2, t2), (n, t) = [(q["message_bytes"], q["median_s"]) for q in pts[-3:]]
+    assert (n1, n2, n) == (2**28, 2**29, 2**30)
+    assert c.two_point_time_s(n, (n1, n2), (t1, t2)) / t - 1 == pytest.approx(0.025, abs=0.005)
+
+
+def test_two_point_bad_input():
+    with pytest.raises(ValueError, match="distinct"):
+        c.two_point_time_s(1e6, (1e3, 1e3), (1e-5, 2e-5))
+    with pytest.raises(ValueError, match="sizes_bytes must be a pair.*3 values"):
+        c.two_point_time_s(1e6, (1e3, 1e4, 1e5), (1e-5, 2e-5))
+    with pytest.raises(ValueError, match="times_s must be a pair"):
+        c.two_point_time_s(1e6, (1e3, 1e4), 1e-5)
+    with pytest.raises(ValueError, match="times_s"):
+        c.two_point_time_s(1e6, (1e3, 1e4), (0.0, 2e-5))
+    with pytest.raises(ValueError, match="message_bytes"):
+        c.two_point_time_s(-1.0, (1e3, 1e4), (1e-5, 2e-5))

@@ -208,7 +208,7 @@ def cost_figure(ranks: int, alpha_s: float, beta_s_per_byte: float, *,
 
 def measured_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     """Measured times (dots) and the fitted model (lines) of each run; ``runs`` maps a label to
-    rows of :func:`helpers.labs.collectives.rows`."""
+    rows of :func:`helpers.labs.analysis.collectives.rows`."""
     fig, ax = new_figure(width_in=7.0, height_in=3.8)
     colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
     for (label, rows), col in zip(runs.items(), colors):
@@ -252,7 +252,7 @@ def batching_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     """Per-call time against message size, one call per timed interval (dispatch included,
     open circles) and a batch of k calls per interval (filled), with the host enqueue time and
     the CUDA-graph replay where the run has them; ``runs`` maps a label to rows of
-    :func:`helpers.labs.collectives.batching`."""
+    :func:`helpers.labs.analysis.collectives.batching`."""
     fig, ax = new_figure(width_in=7.0, height_in=3.8)
     colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
     for (label, rows), col in zip(runs.items(), colors):

@@ -48,7 +48,7 @@ __all__ = [
     "ring_allreduce_time_s", "reduce_scatter_time_s", "all_gather_time_s", "broadcast_time_s",
     "all_to_all_time_s", "tree_allreduce_time_s", "collective_time_s", "busbw_factor",
     "algbw_bytes_per_s", "busbw_bytes_per_s", "fit_alpha_beta", "AlphaBetaFit", "COLLECTIVES",
-    "fit_alpha_beta_regimes", "RegimeFit", "flat_region_end_bytes",
+    "fit_alpha_beta_regimes", "RegimeFit", "flat_region_end_bytes", "two_point_time_s",
 ]
 
 #: The collectives the busbw factor knows, in nccl-tests' order.
@@ -659,3 +659,56 @@ def flat_region_end_bytes(message_bytes, times_s, rel_tol: float = 0.2) -> float
             f"message_bytes and times_s must have the same nonzero length, got {n.size} and {t.size}")
     floor = t[int(np.argmin(n))]
     return float(n[t <= (1.0 + eps) * floor].max())
+
+
+def two_point_time_s(message_bytes, sizes_bytes, times_s):
+    r"""Time (s) at ``message_bytes`` on the alpha-beta line through two measured points.
+
+    .. math:: T(n) = T(n_1) + (n - n_1)\,\frac{T(n_2) - T(n_1)}{n_2 - n_1}
+
+    Two measurements fix the two constants of :func:`collective_time_s` for one regime: the
+    slope is :math:`c_\beta \beta` and the intercept :math:`c_\alpha \alpha`, whatever the
+    collective and the number of ranks. Evaluated beyond :math:`n_2` it predicts a larger
+    message from the same run, assuming the regime (protocol, algorithm, a constant
+    :math:`\beta`) holds there.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (bytes, >= 0).
+    sizes_bytes : pair of float
+        :math:`(n_1, n_2)`, two distinct measured sizes (bytes, > 0).
+    times_s : pair of float
+        :math:`(T(n_1), T(n_2))` (s, > 0).
+
+    Returns
+    -------
+    float or array
+        :math:`T(n)` (s); it can be negative below :math:`n_1` when the line falls steeply,
+        which says the points are not one alpha-beta regime.
+
+    References
+    ----------
+    Hockney (1994), Parallel Computing 20(3), 389-398: the two parameters of the message model
+    (:math:`r_\infty` and :math:`n_{1/2}`) determined from measured times.
+
+    Examples
+    --------
+    >>> t = two_point_time_s(2**30, (2**28, 2**29), (897.3e-6, 1711.6e-6))  # H200 pair, all-reduce
+    >>> round(t * 1e6, 1)
+    3340.2
+    """
+    n = positive_array("message_bytes", message_bytes, allow_zero=True)
+    pairs = []
+    for name, pair in (("sizes_bytes", sizes_bytes), ("times_s", times_s)):
+        try:
+            values = list(pair)
+        except TypeError:
+            raise ValueError(f"{name} must be a pair of numbers, got {pair!r}") from None
+        if len(values) != 2:
+            raise ValueError(f"{name} must be a pair of numbers, got {len(values)} values")
+        pairs.append([positive(name, v) for v in values])
+    (n1, n2), (t1, t2) = pairs
+    if n1 == n2:
+        raise ValueError(f"sizes_bytes must be two distinct sizes, got {n1} twice")
+    return t1 + (n - n1) * (t2 - t1) / (n2 - n1)
