@@ -36,3 +36,14 @@ def test_plots_draw():
              "busbw_bytes_per_s": 2**k / (1e-5 + 2**k / 1e9)} for k in range(10, 20)]
     assert figs.measured_figure({"a": rows, "empty": []}, title="t").axes[0].get_title() == "t"
     assert figs.busbw_figure({"a": rows}, link_bytes_per_s=1e9, link_label="link").axes
+
+
+def test_batching_figure_draws_each_series_it_has():
+    rows = [{"message_bytes": 2**k, "single_s": 4e-5, "batched_s": 2.5e-5, "enqueue_s": 2.4e-5,
+             "graph_s": 1e-6} for k in range(3, 10)]
+    fig = figs.batching_figure({"nccl x1": rows, "empty": []}, title="floor")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(labels) == 4 and "CUDA graph" in labels[-1] and fig.axes[0].get_title() == "floor"
+    gloo = [{k: v for k, v in r.items() if k not in ("enqueue_s", "graph_s")} | {"enqueue_s": None}
+            for r in rows]
+    assert len(figs.batching_figure({"gloo": gloo}).axes[0].get_legend().get_texts()) == 2

@@ -16,7 +16,6 @@ from helpers.labs.report import Claim, Row
 #: Labs whose rows do not name claims yet. It may only shrink: a test below fails when a lab
 #: listed here has moved onto claims, so the list never overstates what is pending.
 PENDING = frozenset({
-    "collectives",
     "decode",
     "quantization",
     "speculative",

@@ -248,3 +248,176 @@ def test_bad_collective_and_fit_inputs():
         c.fit_alpha_beta([1e3, 1e3], [1e-5, 2e-5], 2)
     with pytest.raises(ValueError, match="same length"):
         c.fit_alpha_beta([1e3, 1e4], [1e-5], 2)
+
+
+# --- per-regime fit and the flat region (issue 17) ------------------------------------------
+
+SIZES_28 = np.array([2.0 ** k for k in range(3, 31)])  # 8 B to 1 GiB, the NCCL sweep
+
+
+def piecewise(sizes, split, small, large, p=2, name="all_reduce"):
+    """Times from two alpha-beta lines: ``small`` = (alpha, beta) below ``split``, ``large`` at
+    and above it."""
+    return np.where(sizes < split, c.collective_time_s(name, sizes, p, *small),
+                    c.collective_time_s(name, sizes, p, *large))
+
+
+@pytest.mark.parametrize("name", ["all_reduce", "all_gather", "reduce_scatter"])
+@pytest.mark.parametrize("split_k", [5, 12, 20, 26])
+def test_regime_fit_recovers_synthetic_piecewise_data_exactly(name, split_k):
+    split = 2.0 ** split_k
+    small, large = (20e-6, 1e-12), (4e-6, 1 / 360e9)  # a host floor, then a wire
+    t = piecewise(SIZES_28, split, small, large, 4, name)
+    f = c.fit_alpha_beta_regimes(SIZES_28, t, 4, name)
+    assert f.split_bytes == split
+    assert f.small.alpha_s == pytest.approx(small[0], rel=1e-9)
+    assert f.small.beta_s_per_byte == pytest.approx(small[1], rel=1e-6)
+    assert f.large.alpha_s == pytest.approx(large[0], rel=1e-6)
+    assert f.large.beta_s_per_byte == pytest.approx(large[1], rel=1e-9)
+    assert f.sse == pytest.approx(0.0, abs=1e-20)
+    assert len(f.small.residuals) + len(f.large.residuals) == SIZES_28.size
+    # the one-line fit through the same points misses, which is why the regimes exist
+    assert np.max(np.abs(c.fit_alpha_beta(SIZES_28, t, 4, name).residuals)) > 0.1
+
+
+def test_regime_fit_of_one_line_loses_nothing_and_matches_the_one_regime_fit():
+    t = c.ring_allreduce_time_s(SIZES_28, 2, 5e-6, 1 / 300e9)
+    f = c.fit_alpha_beta_regimes(SIZES_28, t, 2)
+    whole = c.fit_alpha_beta(SIZES_28, t, 2)
+    assert f.sse == pytest.approx(0.0, abs=1e-20)
+    for part in (f.small, f.large):
+        assert part.alpha_s == pytest.approx(whole.alpha_s, rel=1e-6)
+        assert part.beta_s_per_byte == pytest.approx(whole.beta_s_per_byte, rel=1e-6)
+
+
+def test_regime_fit_is_the_best_split_by_brute_force_oracle():
+    rng = np.random.default_rng(3)
+    t = piecewise(SIZES_28, 2.0 ** 22, (20e-6, 0.0), (2e-6, 1 / 300e9)) * rng.uniform(0.8, 1.25, 28)
+    f = c.fit_alpha_beta_regimes(SIZES_28, t, 2)
+    # the oracle: every split tried by hand, each side fitted alone, compared by total error
+    best = None
+    for k in range(2, 27):
+        sse = 0.0
+        for sl in (slice(0, k), slice(k, 28)):
+            sse += float(np.sum(c.fit_alpha_beta(SIZES_28[sl], t[sl], 2).residuals ** 2))
+        if best is None or sse < best[0]:
+            best = (sse, SIZES_28[k])
+    assert f.split_bytes == best[1] and f.sse == pytest.approx(best[0])
+    # and it fits better than one line, never worse
+    assert f.sse <= float(np.sum(c.fit_alpha_beta(SIZES_28, t, 2).residuals ** 2))
+
+
+def test_regime_fit_limits_and_order():
+    # the fewest points: two per regime; shuffled input gives the same fit
+    n = np.array([1e3, 1e4, 1e6, 1e7])
+    t = piecewise(n, 1e6, (10e-6, 0.0), (1e-6, 1e-9))
+    f = c.fit_alpha_beta_regimes(n[::-1], t[::-1], 2)
+    assert f.split_bytes == 1e6 and f.small.alpha_s == pytest.approx(10e-6)
+    assert f.small.beta_s_per_byte == pytest.approx(0.0, abs=1e-20)  # flat: no bandwidth term
+    # min_points moves the allowed splits: with 3 per side the split cannot be the true one
+    n6 = np.array([1e3, 1e4, 1e5, 1e6, 1e7, 1e8])
+    t6 = piecewise(n6, 1e5, (10e-6, 0.0), (1e-6, 1e-9))
+    assert c.fit_alpha_beta_regimes(n6, t6, 2).split_bytes == 1e5
+    g = c.fit_alpha_beta_regimes(n6, t6, 2, min_points=3)
+    assert g.split_bytes == 1e6 and g.sse > 0
+
+
+def test_regime_fit_bad_input():
+    n = [1e3, 1e4, 1e5, 1e6]
+    t = [1e-5, 1e-5, 2e-5, 3e-4]
+    with pytest.raises(ValueError, match="need at least 4 distinct sizes"):
+        c.fit_alpha_beta_regimes(n[:3], t[:3], 2)
+    with pytest.raises(ValueError, match="need at least 6 distinct sizes.*min_points=3"):
+        c.fit_alpha_beta_regimes(n, t, 2, min_points=3)
+    with pytest.raises(ValueError, match="min_points"):
+        c.fit_alpha_beta_regimes(n, t, 2, min_points=1)
+    with pytest.raises(ValueError, match="ranks"):
+        c.fit_alpha_beta_regimes(n, t, 1)
+    with pytest.raises(ValueError, match="same length"):
+        c.fit_alpha_beta_regimes(n, t[:3], 2)
+    with pytest.raises(ValueError, match="times_s"):
+        c.fit_alpha_beta_regimes(n, [1e-5, 0.0, 2e-5, 3e-4], 2)
+    with pytest.raises(ValueError, match="collective"):
+        c.fit_alpha_beta_regimes(n, t, 2, "gossip")
+
+
+def test_flat_region_end():
+    n = [8, 16, 32, 64, 128]
+    # a floor, an outlier above the band inside it, then growth
+    assert c.flat_region_end_bytes(n, [10e-6, 11e-6, 30e-6, 11.9e-6, 13e-6]) == 64.0
+    # the band's edge is inclusive and rel_tol moves it
+    assert c.flat_region_end_bytes(n, [10e-6, 12e-6, 14e-6, 20e-6, 40e-6]) == 16.0
+    assert c.flat_region_end_bytes(n, [10e-6, 12e-6, 14e-6, 20e-6, 40e-6], rel_tol=0.4) == 32.0
+    # zero tolerance: only times no larger than the smallest size's; order does not matter
+    assert c.flat_region_end_bytes(n[::-1], [40e-6, 20e-6, 14e-6, 9e-6, 10e-6], rel_tol=0.0) == 16.0
+    # a pure bandwidth line with no floor is flat only at its first size
+    assert c.flat_region_end_bytes(n, [x * 1e-9 for x in n]) == 8.0
+    # the model's own flat part: alpha-beta with the terms equal at n_half = c_a alpha / (c_b beta)
+    sizes = SIZES_28
+    t = c.ring_allreduce_time_s(sizes, 2, 10e-6, 1 / 100e9)
+    end = c.flat_region_end_bytes(sizes, t, 0.2)
+    n_half = 2 * 10e-6 * 100e9
+    assert end <= 0.2 * n_half < 2 * end  # the band ends where the bandwidth term is 20 %
+
+
+def test_flat_region_of_the_shipped_nccl_reference_is_8_bytes_to_4_mib():
+    """The number the collectives pages print: the shipped 2-GPU all-reduce is flat to 4 MiB."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "labs/reference/h200/collectives.json"
+    run = json.loads(path.read_text())["measurements"]["runs"][0]
+    assert run["backend"] == "nccl"
+    pts = run["collectives"]["all_reduce"]
+    end = c.flat_region_end_bytes([q["message_bytes"] for q in pts], [q["median_s"] for q in pts])
+    assert end == 4 * 2**20
+
+
+def test_flat_region_bad_input():
+    with pytest.raises(ValueError, match="same nonzero length"):
+        c.flat_region_end_bytes([8, 16], [1e-5])
+    with pytest.raises(ValueError, match="rel_tol"):
+        c.flat_region_end_bytes([8, 16], [1e-5, 1e-5], rel_tol=-0.1)
+    with pytest.raises(ValueError, match="message_bytes"):
+        c.flat_region_end_bytes([8, -16], [1e-5, 1e-5])
+
+
+# --- the two-point line (the lab's prediction of its largest size) ---------------------------
+
+@given(p=st.integers(2, 16), a=st.floats(1e-7, 1e-4), bw=st.floats(1e9, 1e12),
+       k1=st.integers(10, 25), gap=st.integers(1, 4), ahead=st.floats(0, 4))
+@settings(max_examples=60, deadline=None)
+def test_two_points_on_an_alpha_beta_line_recover_it_anywhere(p, a, bw, k1, gap, ahead):
+    n1, n2 = 2.0 ** k1, 2.0 ** (k1 + gap)
+    line = [float(c.ring_allreduce_time_s(x, p, a, 1 / bw)) for x in (n1, n2)]
+    n = n2 * 2 ** ahead
+    assert c.two_point_time_s(n, (n1, n2), line) == pytest.approx(
+        float(c.ring_allreduce_time_s(n, p, a, 1 / bw)), rel=1e-9)
+    # at its own points it returns them; at zero bytes it is the latency terms
+    assert c.two_point_time_s(n1, (n1, n2), line) == pytest.approx(line[0], rel=1e-12)
+    assert c.two_point_time_s(0.0, (n2, n1), line[::-1]) == pytest.approx(2 * (p - 1) * a, rel=1e-6)
+
+
+def test_two_point_prediction_of_the_h200_pair_from_its_own_run():
+    """The shipped all-reduce's 256 and 512 MiB times predict its 1 GiB time within 3 %."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "labs/reference/h200/collectives.json"
+    pts = json.loads(path.read_text())["measurements"]["runs"][0]["collectives"]["all_reduce"]
+    (n1, t1), (n2, t2), (n, t) = [(q["message_bytes"], q["median_s"]) for q in pts[-3:]]
+    assert (n1, n2, n) == (2**28, 2**29, 2**30)
+    assert c.two_point_time_s(n, (n1, n2), (t1, t2)) / t - 1 == pytest.approx(0.025, abs=0.005)
+
+
+def test_two_point_bad_input():
+    with pytest.raises(ValueError, match="distinct"):
+        c.two_point_time_s(1e6, (1e3, 1e3), (1e-5, 2e-5))
+    with pytest.raises(ValueError, match="sizes_bytes must be a pair.*3 values"):
+        c.two_point_time_s(1e6, (1e3, 1e4, 1e5), (1e-5, 2e-5))
+    with pytest.raises(ValueError, match="times_s must be a pair"):
+        c.two_point_time_s(1e6, (1e3, 1e4), 1e-5)
+    with pytest.raises(ValueError, match="times_s"):
+        c.two_point_time_s(1e6, (1e3, 1e4), (0.0, 2e-5))
+    with pytest.raises(ValueError, match="message_bytes"):
+        c.two_point_time_s(-1.0, (1e3, 1e4), (1e-5, 2e-5))

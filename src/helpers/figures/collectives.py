@@ -8,6 +8,8 @@ and of its lab ({ref}`sec-lab-collectives`).
 * :func:`cost_figure`: ring and tree all-reduce time against message size (alpha-beta model).
 * :func:`measured_figure`: measured times of one or more runs beside the fitted model;
   :func:`busbw_figure`: their bus bandwidth against size.
+* :func:`batching_figure`: per-call time of one call per interval against a batch of calls per
+  interval (and the host enqueue time and a CUDA-graph replay where measured).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .style import COLORS, new_figure
 from .svg import BORDER, MUTED, PALETTE, TEXT, Canvas, Figure, _num, esc
 
 __all__ = ["ring_states", "opening_animation", "structure_diagram", "cost_figure",
-           "measured_figure", "busbw_figure"]
+           "measured_figure", "busbw_figure", "batching_figure"]
 
 _CHUNK_COLORS = [PALETTE["memory"], PALETTE["compute"], PALETTE["host"], PALETTE["queue"],
                  PALETTE["network"], PALETTE["accent"]]
@@ -206,7 +208,7 @@ def cost_figure(ranks: int, alpha_s: float, beta_s_per_byte: float, *,
 
 def measured_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     """Measured times (dots) and the fitted model (lines) of each run; ``runs`` maps a label to
-    rows of :func:`helpers.labs.collectives.rows`."""
+    rows of :func:`helpers.labs.analysis.collectives.rows`."""
     fig, ax = new_figure(width_in=7.0, height_in=3.8)
     colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
     for (label, rows), col in zip(runs.items(), colors):
@@ -242,5 +244,35 @@ def busbw_figure(runs: Mapping[str, Sequence[dict]], *, link_bytes_per_s: float 
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8.5)
+    plt.close(fig)
+    return fig
+
+
+def batching_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
+    """Per-call time against message size, one call per timed interval (dispatch included,
+    open circles) and a batch of k calls per interval (filled), with the host enqueue time and
+    the CUDA-graph replay where the run has them; ``runs`` maps a label to rows of
+    :func:`helpers.labs.analysis.collectives.batching`."""
+    fig, ax = new_figure(width_in=7.0, height_in=3.8)
+    colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
+    for (label, rows), col in zip(runs.items(), colors):
+        if not rows:
+            continue
+        n = [r["message_bytes"] for r in rows]
+        ax.loglog(n, [r["single_s"] for r in rows], "o", mfc="none", color=col, ms=5,
+                  label=f"{label}, one call per interval")
+        ax.loglog(n, [r["batched_s"] for r in rows], "o-", color=col, ms=4, lw=1,
+                  label=f"{label}, batched, per call")
+        if all(r.get("enqueue_s") for r in rows):
+            ax.loglog(n, [r["enqueue_s"] for r in rows], ":", color=col, lw=1.3,
+                      label=f"{label}, host enqueue, per call")
+        if all(r.get("graph_s") for r in rows):
+            ax.loglog(n, [r["graph_s"] for r in rows], "s--", color=col, ms=3, lw=1,
+                      label=f"{label}, CUDA graph replay, per call")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("time per call (s)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
     plt.close(fig)
     return fig

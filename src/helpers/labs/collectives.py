@@ -29,12 +29,13 @@ per call, its timing buffer starts at ``(B + r) * 2**-100`` and the number of ca
 (:func:`_max_calls`).
 
 Pages: ``labs/collectives.md`` shows the result beside the H200 reference
-(:func:`reference_or_none`); ``chapters/collectives.md`` quotes :func:`prose_numbers` of a small
-run and of the reference. Run as
+(:func:`reference_or_none`, and :func:`one_gpu_reference` for the one-GPU run);
+``chapters/collectives.md`` quotes a small run and the reference. What the pages compute from a
+result (rows, fits, tables, glued numbers) is in :mod:`helpers.labs.analysis.collectives`. Run as
 ``python -m helpers.labs.collectives --out DIR [--size small|full] [--device cpu|cuda]``.
 
-Additions to the lab framework kept here: :func:`grade_busbw_factor` (the grader of the page's
-exercise) and the analysis helpers (:func:`rows`, :func:`fits`, :func:`comparison`).
+Kept here beside the measurement: :func:`grade_busbw_factor`, the grader of the page's
+exercise.
 """
 
 from __future__ import annotations
@@ -45,14 +46,14 @@ from typing import Callable
 from helpers import specs
 from helpers.bench import bench
 from helpers.labs import core
-from helpers.labs.core import (MISSING, fmt, lab_device, new_result, page_numbers, progress,
-                               run_cli, summarize)
+from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
+from helpers.labs.report import Claim
 from helpers.models import collectives as model
 
 __all__ = ["LAB", "GPU", "MEASURED", "GLOO_RANKS", "gloo_sizes_bytes", "nccl_sizes_bytes",
            "repeats", "measure_rank", "measure_group", "nccl_ranks", "run", "reference_or_none",
-           "rows", "fits", "largest", "comparison", "comparison_rows", "describe", "prose_numbers", "fmt", "MISSING",
+           "BATCH", "ENQUEUE_REPS", "batch_calls", "one_gpu_reference", "ONE_GPU_FILE",
            "grade_busbw_factor", "main"]
 
 #: The lab's record: its pages and size table (each rank times a fixed number of repeats).
@@ -61,7 +62,26 @@ LAB = core.Lab(
     sizes={"nccl_sizes_bytes": ([8, 1 << 12, 1 << 17, 1 << 20], [1 << k for k in range(3, 31)]),
            # (warm-up calls, timed repeats) per size
            "nccl_repeats": ((3, 10), (5, 25)), "gloo_repeats": ((2, 15), (3, 21)),
-           "group_timeout_s": (180.0, 400.0)})
+           "group_timeout_s": (180.0, 400.0)},
+    claims=(
+        Claim("busbw_nvlink", "bus bandwidth at the largest message (each collective)", "bound",
+              model="helpers.specs.H200_SXM.nvlink.per_direction_bytes_per_s",
+              ceilings="datasheet: NVLink 4 of the H200 SXM, 450 GB/s per direction",
+              why="bus bandwidth counts the bytes one rank's link carries in one direction "
+                  "(nccl-tests); between two GPUs every byte crosses that one link, so no "
+                  "collective can report more than the link's rate",
+              limit="upper"),
+        Claim("busbw_extrapolated", "bus bandwidth at the largest message, predicted from the "
+              "two sizes below it (each collective)", "prediction",
+              model="helpers.models.collectives.two_point_time_s, then busbw_bytes_per_s",
+              ceilings="measured in the same run: the collective's times at a quarter and at "
+                       "half the largest size (256 and 512 MiB on the H200)",
+              why="the alpha-beta line through the two sizes below assumes beta stays constant "
+                  "one doubling further; on the H200 pair the bus bandwidth still rises about "
+                  "5 % per doubling at the top (NCCL's pipeline fills better with larger "
+                  "chunks), so the line can run that much slow, plus the run's spread of about "
+                  "1 %; 10 % covers both with room for a second doubling's worth of that drift",
+              tolerance=0.10)))
 #: The GPU whose NVLink the model's bus bandwidth is compared with (the reference machine).
 GPU = specs.H200_SXM
 #: Collectives measured, in the nccl-tests names of :mod:`helpers.models.collectives`.
@@ -71,6 +91,10 @@ GLOO_RANKS = (2, 4)
 FP32_BYTES = 4
 #: Scale of the all-reduce timing buffer (float32 keeps normal numbers down to 2**-126).
 _TINY = 2.0 ** -100
+#: Batched timing: (seconds a batch of back-to-back calls should last, most calls per batch).
+BATCH = (1e-3, 64)
+#: Timed batches of the NCCL enqueue-only measurement (host time to launch a batch).
+ENQUEUE_REPS = 5
 
 
 # --- sizes ----------------------------------------------------------------------------------
@@ -113,11 +137,15 @@ def _base(n: int, seed: int, device: str):
     return torch.randint(1, 64, (n,), generator=g, device=device, dtype=torch.float32)
 
 
-def _case(name: str, size: int, rank: int, p: int, device: str, seed: int):
+def _case(name: str, size: int, rank: int, p: int, device: str, seed: int, copies: int = 1,
+          group=None):
     """(fn timed, check) for one collective at ``size`` bytes on this rank.
 
     ``check()`` poisons the output, runs the collective once and raises AssertionError unless
-    the output equals the closed form exactly.
+    the output equals the closed form exactly. The in-place all-reduce's ``fn`` cycles through
+    ``copies`` timing buffers, so a batch of ``copies`` back-to-back calls grows each buffer
+    once (:func:`_max_calls` bounds the calls per buffer, not per batch). ``group`` is the
+    process group the timed ``fn`` uses (None: the default group).
     """
     import torch
 
@@ -133,10 +161,13 @@ def _case(name: str, size: int, rank: int, p: int, device: str, seed: int):
             x.copy_(base).add_(rank)
             dist.all_reduce(x)
             return x, want
-        timed = (base + rank) * _TINY
+        timed = [(base + rank) * _TINY for _ in range(copies)]
+        turn = [0]
 
         def fn():
-            dist.all_reduce(timed)
+            i = turn[0]
+            turn[0] = (i + 1) % copies
+            dist.all_reduce(timed[i], group=group)
     elif name == "all_gather":
         inp = base[rank * m:(rank + 1) * m] + rank
         out = torch.empty(n, device=device)
@@ -148,7 +179,7 @@ def _case(name: str, size: int, rank: int, p: int, device: str, seed: int):
             return out, want
 
         def fn():
-            gather(out, inp)
+            gather(out, inp, group=group)
     elif name == "reduce_scatter":
         inp = base + rank
         out = torch.empty(m, device=device)
@@ -160,7 +191,7 @@ def _case(name: str, size: int, rank: int, p: int, device: str, seed: int):
             return out, want
 
         def fn():
-            scatter(out, inp)
+            scatter(out, inp, group=group)
     else:
         raise ValueError(f"collective must be one of {MEASURED}, got {name!r}")
 
@@ -175,16 +206,109 @@ def _case(name: str, size: int, rank: int, p: int, device: str, seed: int):
     return fn, checked
 
 
-def measure_rank(rank: int, world_size: int, sizes: list[int], collectives=MEASURED,
-                 warmup: int = 2, reps: int = 9, seed: int = 2024) -> dict:
-    """Run in every rank (under :func:`helpers.distributed.spawn`): check, then time, each
-    collective at each size. Returns this rank's medians, and rank 0's full summaries with
-    every repeat."""
+def batch_calls(single_call_s: float, size: int, target_s: float, max_calls: int,
+                max_buffer_bytes: float = 256 * 2**20) -> int:
+    """Calls per timed batch: enough for the batch to last ``target_s`` at the single-call time
+    (1 to ``max_calls``), and no more copies of a ``size``-byte buffer than fit in
+    ``max_buffer_bytes`` (the all-reduce keeps one timing buffer per call of a batch)."""
+    if not (single_call_s > 0 and math.isfinite(single_call_s)):
+        return 1
+    k = max(1, min(int(max_calls), math.ceil(target_s / single_call_s)))
+    return max(1, min(k, int(max_buffer_bytes // max(size, 1))))
+
+
+def _agree(value: int, device: str) -> int:
+    """The largest of ``value`` over the ranks (every rank must issue the same calls)."""
+    import torch
     import torch.distributed as dist
 
+    t = torch.tensor([int(value)], dtype=torch.int64, device=device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return int(t.item())
+
+
+def _enqueue_s(fn, calls: int, reps: int, device: str) -> float:
+    """Median host time (s) to *enqueue* one of ``calls`` back-to-back asynchronous NCCL calls:
+    ``perf_counter`` around the ``calls`` launches, the stream synchronized outside the timing."""
+    import time
+
+    import torch
+
+    per_call = []
+    for _ in range(reps):
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        per_call.append((time.perf_counter_ns() - t0) * 1e-9 / calls)
+        torch.cuda.synchronize(device)
+    return sorted(per_call)[len(per_call) // 2]
+
+
+def _graph_s(fn, calls: int, reps: int, device: str) -> tuple[float | None, str | None]:
+    """NCCL: ``calls`` back-to-back calls captured in one CUDA graph, the graph replayed
+    ``reps`` times under :func:`bench` (one event pair per replay); the per-call median (s) and
+    None, or None and the reason the capture failed. A replay launches the whole batch at
+    once, so no host dispatch sits between the calls."""
+    import torch
+
+    graph, error = None, None
+    try:
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):  # capture wants its collectives warmed on a side stream
+            fn()
+        torch.cuda.current_stream(device).wait_stream(side)
+        torch.cuda.synchronize(device)
+        captured = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(captured):
+            for _ in range(calls):
+                fn()
+        graph = captured
+    except Exception as exc:  # noqa: BLE001 - recorded: the page says why there is no number
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    # replay only if every rank captured: a rank replaying alone would wait for ever
+    if _agree(0 if graph is not None else 1, device):
+        return None, error or "another rank's capture failed"
+    r = bench(graph.replay, device=device, name="graph", warmup_s=0.0, budget_s=1.0,
+              min_reps=reps, max_reps=reps, env=False)
+    return r.median_s / calls, None
+
+
+def _dispatch_floor(rank: int, world_size: int, size: int, reps: int, seed: int) -> dict:
+    """Gloo: each rank times an all-reduce of ``size`` bytes on a one-rank group of its own
+    (``dist.new_subgroups``): Python, c10d and gloo's hand-off to its worker thread, no peer
+    and no wire. Every rank creates the subgroups (a collective call)."""
+    import torch.distributed as dist
+
+    own, _ = dist.new_subgroups(group_size=1)
+    fn, _ = _case("all_reduce", size, 0, 1, "cpu", seed, group=own)
+    r = bench(fn, device="cpu", name=f"gloo_dispatch_{size}", warmup_s=0.0, budget_s=1.0,
+              min_reps=reps, max_reps=reps, env=False)
+    return {"message_bytes": size, "median_s": r.median_s,
+            "bench": summarize(r) if rank == 0 else None}
+
+
+def measure_rank(rank: int, world_size: int, sizes: list[int], collectives=MEASURED,
+                 warmup: int = 2, reps: int = 9, seed: int = 2024,
+                 batch: tuple[float, int] | None = None) -> dict:
+    """Run in every rank (under :func:`helpers.distributed.spawn`): check, then time, each
+    collective at each size, twice: one call per timed interval (dispatch included), then a
+    batch of k back-to-back calls per interval (:func:`batch_calls`, ``batch`` = (target
+    seconds per batch, most calls), the same k on every rank), reported per call. On NCCL also
+    the host time to enqueue one call of a batch; on gloo a one-rank group's call at the
+    smallest size (the dispatch floor). Returns this rank's medians, and rank 0's full
+    summaries with every repeat."""
+    import torch.distributed as dist
+
+    target_s, k_max = BATCH if batch is None else batch
     backend = dist.get_backend()
     device = f"cuda:{rank}" if backend == "nccl" else "cpu"
-    if "all_reduce" in collectives and warmup + reps + 3 > _max_calls(world_size):
+    # calls per timing buffer: the single-call series; the batched one (first call, a warm-up
+    # batch, reps batches, and the enqueue batches on NCCL, each buffer once per batch)
+    per_buffer = max(warmup + reps + 3,
+                     reps + 3 + (ENQUEUE_REPS + 1 + reps + 2 if backend == "nccl" else 0))
+    if "all_reduce" in collectives and per_buffer > _max_calls(world_size):
         raise ValueError(f"{warmup} + {reps} all-reduce calls could overflow float32 on "
                          f"{world_size} ranks; at most {_max_calls(world_size) - 3}")
     out: dict = {"rank": rank, "backend": backend, "device": device, "collectives": {}}
@@ -204,30 +328,79 @@ def measure_rank(rank: int, world_size: int, sizes: list[int], collectives=MEASU
             if rank == 0:
                 entry["bench"] = summarize(r)
                 entry["samples_s"] = list(r.samples_s)
+            del fn
+            # batched: k calls per event pair (NCCL) or per perf_counter pair (gloo)
+            k = _agree(batch_calls(r.median_s, size, target_s, k_max), device)
+            fn, _ = _case(name, size, rank, world_size, device, seed + size, copies=k)
+            dist.barrier()
+            rb = bench(fn, device=device, name=f"{backend}_{name}_{size}_x{k}", warmup_s=0.0,
+                       budget_s=1.0, min_reps=reps, max_reps=reps, number=k, env=False)
+            entry.update({"batch_calls": k, "batched_median_s": rb.median_s,
+                          "enqueue_s": (_enqueue_s(fn, k, ENQUEUE_REPS, device)
+                                        if backend == "nccl" else None)})
+            if backend == "nccl":
+                dist.barrier()
+                entry["graph_s"], entry["graph_error"] = _graph_s(fn, k, reps, device)
+            if rank == 0:
+                entry["batched_bench"] = summarize(rb)
+                entry["batched_samples_s"] = list(rb.samples_s)
             entries.append(entry)
             del fn, checked
         out["collectives"][name] = entries
+    if backend == "gloo" and sizes:
+        out["dispatch"] = _dispatch_floor(rank, world_size, min(sizes), reps, seed)
     dist.barrier()
     return out
 
 
 # --- one group ------------------------------------------------------------------------------
 
+def _fit_record(sizes, times, ranks: int, name: str) -> dict:
+    f = model.fit_alpha_beta(sizes, times, ranks, name)
+    return {"alpha_s": f.alpha_s, "beta_s_per_byte": f.beta_s_per_byte,
+            "residuals": [float(v) for v in f.residuals]}
+
+
+def _regime_record(sizes, times, ranks: int, name: str) -> dict | None:
+    if len(set(sizes)) < 4:
+        return None
+    f = model.fit_alpha_beta_regimes(sizes, times, ranks, name)
+    return {"split_bytes": f.split_bytes, "sse": f.sse,
+            **{side: {"alpha_s": g.alpha_s, "beta_s_per_byte": g.beta_s_per_byte,
+                      "residuals": [float(v) for v in g.residuals]}
+               for side, g in (("small", f.small), ("large", f.large))}}
+
+
 def measure_group(backend: str, ranks: int, sizes: list[int], *, timeout_s: float = 300.0
                   ) -> dict:
     """Spawn ``ranks`` processes on ``backend``, run :func:`measure_rank`, and assemble the
-    run: per collective and size, rank 0's summary and repeats, every rank's median, algbw,
-    busbw; then the alpha-beta fit per collective."""
+    run: per collective and size, rank 0's summary and repeats of both series (one call per
+    interval; a batch per interval), every rank's medians, algbw, busbw, the dispatch and skew
+    per call (single minus batched); then per collective the alpha-beta fit of each series
+    over all sizes (``fit``, ``fit_batched``) and per size regime (``regimes``,
+    ``regimes_batched``; :func:`helpers.models.collectives.fit_alpha_beta_regimes`). A group
+    of one rank sends nothing: its times are the launch and dispatch floor, and it has no fit."""
     from helpers.distributed import spawn
 
     warmup, reps = repeats(backend)
-    per_rank = spawn(measure_rank, ranks, backend, args=(list(sizes), MEASURED, warmup, reps),
+    per_rank = spawn(measure_rank, ranks, backend,
+                     args=(list(sizes), MEASURED, warmup, reps, 2024, BATCH),
                      timeout_s=timeout_s, threads_per_rank=1 if backend == "gloo" else None)
     run = {"backend": backend, "ranks": ranks, "device": per_rank[0]["device"],
            "warmup_calls": warmup, "repeats": reps, "timed_by": (
                "CUDA events on each rank's stream (rank 0 reported)" if backend == "nccl"
                else "perf_counter around each blocking call (rank 0 reported)"),
-           "collectives": {}, "fit": {}}
+           "batched_timed_by": (
+               f"one CUDA event pair around k back-to-back calls, k for a batch of "
+               f"{BATCH[0] * 1e3:g} ms, 1 to {BATCH[1]} (rank 0 reported, per call)"
+               if backend == "nccl" else
+               f"one perf_counter pair around k back-to-back blocking calls, k for a batch of "
+               f"{BATCH[0] * 1e3:g} ms, 1 to {BATCH[1]} (rank 0 reported, per call)"),
+           "dispatch": ({k: v for k, v in per_rank[0]["dispatch"].items()}
+                        | {"rank_medians_s": [pr["dispatch"]["median_s"] for pr in per_rank]}
+                        if "dispatch" in per_rank[0] else None),
+           "collectives": {}, "fit": {}, "fit_batched": {}, "regimes": {},
+           "regimes_batched": {}}
     for name in MEASURED:
         points = []
         for i, e in enumerate(per_rank[0]["collectives"][name]):
@@ -235,14 +408,22 @@ def measure_group(backend: str, ranks: int, sizes: list[int], *, timeout_s: floa
             points.append({**e,
                            "rank_medians_s": [pr["collectives"][name][i]["median_s"]
                                               for pr in per_rank],
+                           "rank_batched_medians_s": [pr["collectives"][name][i]["batched_median_s"]
+                                                      for pr in per_rank],
+                           "dispatch_skew_s": t - e["batched_median_s"],
                            "algbw_bytes_per_s": float(model.algbw_bytes_per_s(e["message_bytes"], t)),
                            "busbw_bytes_per_s": float(model.busbw_bytes_per_s(
                                e["message_bytes"], t, name, ranks))})
         run["collectives"][name] = points
-        fit = model.fit_alpha_beta([q["message_bytes"] for q in points],
-                                   [q["median_s"] for q in points], ranks, name)
-        run["fit"][name] = {"alpha_s": fit.alpha_s, "beta_s_per_byte": fit.beta_s_per_byte,
-                            "residuals": [float(v) for v in fit.residuals]}
+        if ranks < 2:
+            continue
+        n = [q["message_bytes"] for q in points]
+        single = [q["median_s"] for q in points]
+        batched = [q["batched_median_s"] for q in points]
+        run["fit"][name] = _fit_record(n, single, ranks, name)
+        run["fit_batched"][name] = _fit_record(n, batched, ranks, name)
+        run["regimes"][name] = _regime_record(n, single, ranks, name)
+        run["regimes_batched"][name] = _regime_record(n, batched, ranks, name)
     return run
 
 
@@ -254,176 +435,62 @@ def nccl_ranks() -> int:
 
 
 def run(device: str | None = None) -> dict:
-    """Measure the gloo groups and, on a machine with two GPUs, the NCCL group."""
+    """Measure the gloo groups and, on a machine with two GPUs, the NCCL group; with one GPU,
+    an NCCL group of one rank (its launch and dispatch floor: no wire). A failure of that
+    one-rank group is recorded in ``settings["nccl_error"]`` and the gloo groups still run."""
     device = device or lab_device()
     cuda = device.startswith("cuda")
     n_gpu = nccl_ranks() if cuda else 0
     result = new_result(LAB, device, collectives=list(MEASURED), gloo_ranks=list(GLOO_RANKS),
                         gloo_sizes_bytes=gloo_sizes_bytes(), nccl_sizes_bytes=nccl_sizes_bytes(),
                         repeats={b: list(repeats(b)) for b in ("gloo", "nccl")},
+                        batch={"target_s": BATCH[0], "max_calls": BATCH[1],
+                               "enqueue_reps": ENQUEUE_REPS},
                         dtype="float32", seed=2024)
     runs = []
     groups = [("gloo", p, gloo_sizes_bytes()) for p in GLOO_RANKS]
-    if cuda and n_gpu >= 2:
+    if cuda and n_gpu >= 1:
         import torch
 
         v = torch.cuda.nccl.version()
         result["settings"]["nccl_version"] = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
         groups.insert(0, ("nccl", n_gpu, nccl_sizes_bytes()))
-    elif cuda:
-        note = (f"NCCL needs 2 GPUs and this machine has {n_gpu}: only the gloo groups "
-                "run (on the CPU).")
+    if cuda and n_gpu < 2:
+        note = (f"NCCL needs 2 GPUs to send anything and this machine has {n_gpu}: "
+                + ("an NCCL group of 1 rank measures the launch and dispatch floor, and "
+                   if n_gpu else "") + "the gloo groups run on the CPU.")
         print(note)
         result["settings"]["note"] = note
     for backend, p, sizes in progress(groups, desc="process groups"):
-        runs.append(measure_group(backend, p, sizes,
-                                  timeout_s=LAB.size("group_timeout_s")))
+        try:
+            runs.append(measure_group(backend, p, sizes,
+                                      timeout_s=LAB.size("group_timeout_s")))
+        except Exception as exc:  # noqa: BLE001 - a one-rank NCCL failure must not lose gloo
+            if backend != "nccl" or p >= 2:
+                raise
+            msg = f"NCCL group of 1 rank failed: {type(exc).__name__}: {exc}"
+            print(msg)
+            result["settings"]["nccl_error"] = msg[:2000]
     result["measurements"]["runs"] = runs
     return result
 
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
+#: Where the one-GPU H200 run lives (an NCCL group of one rank beside the gloo groups): a
+#: folder of its own, since the lab's reference file is the two-GPU run.
+ONE_GPU_FILE = core.REFERENCE_DIR / "one-gpu" / "collectives.json"
 
 
-# --- analysis (the page's tables and plots) -------------------------------------------------
-
-def _run(result: dict, backend: str, ranks: int | None = None) -> dict | None:
-    for r in result["measurements"]["runs"]:
-        if r["backend"] == backend and (ranks is None or r["ranks"] == ranks):
-            return r
-    return None
-
-
-def rows(result: dict, backend: str, ranks: int | None = None, collective: str = "all_reduce"
-         ) -> list[dict]:
-    """Per size of one run: measured time, algbw, busbw, the fitted model's time and its error.
-    Empty when the result has no such run."""
-    r = _run(result, backend, ranks)
-    if r is None:
-        return []
-    fit = r["fit"][collective]
-    out = []
-    for q in r["collectives"][collective]:
-        t_model = float(model.collective_time_s(collective, q["message_bytes"], r["ranks"],
-                                                fit["alpha_s"], fit["beta_s_per_byte"]))
-        out.append({"message_bytes": q["message_bytes"], "measured_s": q["median_s"],
-                    "model_s": t_model, "error": t_model / q["median_s"] - 1,
-                    "algbw_bytes_per_s": q["algbw_bytes_per_s"],
-                    "busbw_bytes_per_s": q["busbw_bytes_per_s"],
-                    "spread": q["bench"]["spread"]})
-    return out
-
-
-def fits(result: dict) -> list[dict]:
-    """One row per run and collective: backend, ranks, alpha (s), bandwidth 1/beta (bytes/s),
-    the worst relative residual."""
-    out = []
-    for r in result["measurements"]["runs"]:
-        for name, f in r["fit"].items():
-            b = f["beta_s_per_byte"]
-            out.append({"backend": r["backend"], "ranks": r["ranks"], "collective": name,
-                        "alpha_s": f["alpha_s"], "bandwidth_bytes_per_s": 1 / b if b > 0 else math.inf,
-                        "worst_residual": max(abs(v) for v in f["residuals"])})
-    return out
-
-
-def largest(result: dict, backend: str, ranks: int | None = None,
-            collective: str = "all_reduce") -> dict | None:
-    """The largest message's row of :func:`rows` (None if the run is absent)."""
-    rs = rows(result, backend, ranks, collective)
-    return rs[-1] if rs else None
-
-
-def comparison(reference: dict | None, yours: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """The lab table's numbers: busbw at the largest size, model (NVLink per direction on the
-    datasheet) vs the H200's NCCL run, and yours (your NCCL run, else your 2-process gloo)."""
-    link = gpu.nvlink.per_direction_bytes_per_s
-    out = []
-    for name in MEASURED:
-        h200 = largest(reference, "nccl", None, name) if reference else None
-        mine = largest(yours, "nccl", None, name) or largest(yours, "gloo", 2, name)
-        out.append({"collective": name, "model_busbw": link,
-                    "h200_busbw": h200["busbw_bytes_per_s"] if h200 else None,
-                    "yours_busbw": mine["busbw_bytes_per_s"] if mine else None})
-    return out
-
-
-def comparison_rows(reference: dict | None, yours: dict | None = None,
-                    gpu: specs.GPUSpec = GPU) -> list:
-    """The lab table's rows (:func:`comparison` as ``report.Row``): busbw at the largest
-    message, the NVLink datasheet model against the H200's NCCL run and yours."""
-    from helpers import units
-    from helpers.labs.report import Row
-
-    empty = {"measurements": {"runs": []}}
-    return [Row(f"{r['collective']} busbw", "GB/s", units.GB, model=r["model_busbw"],
-                h200=r["h200_busbw"], yours=r["yours_busbw"])
-            for r in comparison(reference, yours if yours is not None else empty, gpu)]
-
-
-def describe(result: dict) -> str:
-    """A few lines per run: the fitted alpha and bandwidth, and the largest size's busbw."""
-    from helpers.units import fmt_rate, fmt_time
-
-    lines = []
-    for r in result["measurements"]["runs"]:
-        for name in MEASURED:
-            f = r["fit"][name]
-            big = r["collectives"][name][-1]
-            bw = (fmt_rate(1 / f["beta_s_per_byte"], "B/s") if f["beta_s_per_byte"] > 0 else
-                  "not resolved (the times do not grow with size here)")
-            lines.append(f"{r['backend']} x{r['ranks']} {name}: alpha {fmt_time(f['alpha_s'])}, "
-                         f"1/beta {bw}; busbw at "
-                         f"{big['message_bytes']} B {fmt_rate(big['busbw_bytes_per_s'], 'B/s')}")
-    return "\n".join(lines)
-
-
-def _fit_numbers(result: dict | None, backend: str, ranks: int | None, name: str) -> dict:
-    r = _run(result, backend, ranks) if result else None
-    if r is None:
-        return {"ranks": None, "alpha_s": None, "bw": None, "worst": None, "busbw": None,
-                "size": None, "n_half": None}
-    f = r["fit"][name]
-    ca, cb = model._coefficients(name, r["ranks"])
-    big = r["collectives"][name][-1]
-    bw = 1 / f["beta_s_per_byte"] if f["beta_s_per_byte"] > 0 else None
-    return {"ranks": r["ranks"], "alpha_s": f["alpha_s"], "bw": bw,
-            "worst": max(abs(v) for v in f["residuals"]), "busbw": big["busbw_bytes_per_s"],
-            "size": big["message_bytes"],
-            # the size at which the latency and bandwidth terms are equal
-            "n_half": ca * f["alpha_s"] * bw / cb if bw else None}
-
-
-_NCCL_KEYS = ("ranks", "alpha_us", "bw_gbs", "worst_pct", "busbw_gbs", "size_mib",
-              "busbw_link_pct", "n_half_kib")
-_GLOO_KEYS = ("alpha_us", "bw_mbs", "worst_pct", "busbw_mbs", "size_mib", "n_half_kib")
-
-
-@page_numbers([f"nccl_{k}" for k in _NCCL_KEYS]
-              + [f"gloo{p}_{k}" for p in GLOO_RANKS for k in _GLOO_KEYS])
-def prose_numbers(result: dict | None, gpu: specs.GPUSpec = GPU) -> dict[str, str]:
-    """The strings a page glues about one result (all-reduce fits and bandwidths); every value
-    is :data:`MISSING` when ``result`` is None or lacks the run."""
-    link = gpu.nvlink.per_direction_bytes_per_s
-    nccl = _fit_numbers(result, "nccl", None, "all_reduce")
-    out = {"nccl_ranks": fmt(nccl["ranks"], "d"),
-           "nccl_alpha_us": fmt(nccl["alpha_s"], ".4g", 1e-6),
-           "nccl_bw_gbs": fmt(nccl["bw"], ".3g", 1e9),
-           "nccl_worst_pct": fmt(nccl["worst"], ".0f", 0.01),
-           "nccl_busbw_gbs": fmt(nccl["busbw"], ".3g", 1e9),
-           "nccl_size_mib": fmt(nccl["size"], ".4g", 2**20),
-           "nccl_busbw_link_pct": fmt(nccl["busbw"] / link if nccl["busbw"] else None, ".0f", 0.01),
-           "nccl_n_half_kib": fmt(nccl["n_half"], ".4g", 2**10)}
-    for p in GLOO_RANKS:
-        g = _fit_numbers(result, "gloo", p, "all_reduce")
-        out.update({f"gloo{p}_alpha_us": fmt(g["alpha_s"], ".4g", 1e-6),
-                    f"gloo{p}_bw_mbs": fmt(g["bw"], ".0f", 1e6),
-                    f"gloo{p}_worst_pct": fmt(g["worst"], ".0f", 0.01),
-                    f"gloo{p}_busbw_mbs": fmt(g["busbw"], ".0f", 1e6),
-                    f"gloo{p}_size_mib": fmt(g["size"], ".3g", 2**20),
-                    f"gloo{p}_n_half_kib": fmt(g["n_half"], ".0f", 2**10)})
-    return out
+def one_gpu_reference(path=None) -> dict | None:
+    """The shipped one-GPU H200 run (its NCCL group of one rank: the launch and dispatch
+    floor), checked by :func:`helpers.labs.core.load_result`; None, with one line, when the
+    file is absent."""
+    path = ONE_GPU_FILE if path is None else path
+    if not path.exists():
+        print("One-GPU H200 run not measured yet.")
+        return None
+    return core.load_result(path)
 
 
 # --- grading --------------------------------------------------------------------------------

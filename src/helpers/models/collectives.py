@@ -48,6 +48,7 @@ __all__ = [
     "ring_allreduce_time_s", "reduce_scatter_time_s", "all_gather_time_s", "broadcast_time_s",
     "all_to_all_time_s", "tree_allreduce_time_s", "collective_time_s", "busbw_factor",
     "algbw_bytes_per_s", "busbw_bytes_per_s", "fit_alpha_beta", "AlphaBetaFit", "COLLECTIVES",
+    "fit_alpha_beta_regimes", "RegimeFit", "flat_region_end_bytes", "two_point_time_s",
 ]
 
 #: The collectives the busbw factor knows, in nccl-tests' order.
@@ -529,3 +530,185 @@ def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_re
         raise ValueError("no positive alpha or beta fits these times")
     residuals = (ca * alpha + cb * n * beta) / t - 1.0
     return AlphaBetaFit(alpha, beta, residuals)
+
+
+class RegimeFit(NamedTuple):
+    """Result of :func:`fit_alpha_beta_regimes`: the split and one :class:`AlphaBetaFit` per
+    regime; unpacks as ``split_bytes, small, large, sse``."""
+
+    split_bytes: float  # the smallest size of the large-message regime
+    small: AlphaBetaFit  # fitted to the sizes below split_bytes
+    large: AlphaBetaFit  # fitted to split_bytes and above
+    sse: float  # sum of squared relative residuals of both regimes
+
+
+def fit_alpha_beta_regimes(message_bytes, times_s, ranks: int, collective: str = "all_reduce",
+                           min_points: int = 2) -> RegimeFit:
+    r"""Fit :math:`\alpha` and :math:`\beta` separately to a small- and a large-message regime.
+
+    .. math:: \min_{k} \Big[\min_{\alpha_s, \beta_s} \sum_{n_i < n_k} r_i^2 + \min_{\alpha_l, \beta_l} \sum_{n_i \ge n_k} r_i^2\Big], \quad r_i = \frac{c_\alpha \alpha + c_\beta n_i \beta}{t_i} - 1
+
+    The sizes are sorted and cut at every split point that leaves at least ``min_points``
+    distinct sizes on each side; each side gets its own :func:`fit_alpha_beta` (relative least
+    squares, alpha and beta >= 0), and the split with the least total squared relative error
+    wins (the first one on a tie). A protocol switch (NCCL's LL to Simple) or a floor set by
+    something other than the wire (host dispatch) makes the times a sequence of lines with
+    different constants; one line through all of them fits neither end.
+
+    Parameters
+    ----------
+    message_bytes, times_s : sequences of float
+        At least ``2 * min_points`` distinct sizes (bytes, > 0) and their times (s, > 0).
+    ranks : int
+        :math:`p` (>= 2).
+    collective : str
+        One of :data:`COLLECTIVES`; fixes :math:`c_\alpha(p)` and :math:`c_\beta(p)`.
+    min_points : int
+        Fewest distinct sizes per regime (>= 2: a line needs two points).
+
+    Returns
+    -------
+    RegimeFit
+        ``(split_bytes, small, large, sse)``: ``split_bytes`` is the smallest size of the large
+        regime; ``small`` and ``large`` are :class:`AlphaBetaFit` of their own points (their
+        residuals in increasing size order); ``sse`` the total squared relative residual.
+
+    Assumptions
+    -----------
+    Two regimes; within each, one alpha-beta line. Points are weighed by relative error, as in
+    :func:`fit_alpha_beta`.
+
+    References
+    ----------
+    Hockney (1994), Parallel Computing 20(3), 389-398 (latency and bandwidth fitted to message
+    times); Jeaugey (2023), NVIDIA technical blog "Memory footprint and performance of NCCL
+    algorithms and protocols" (NCCL switches protocol and algorithm with the size, so the times
+    follow different lines in different size ranges).
+
+    Examples
+    --------
+    >>> sizes = np.array([1e2, 1e3, 1e4, 1e5, 1e6, 1e7])
+    >>> t = np.where(sizes < 1e5, ring_allreduce_time_s(sizes, 2, 20e-6, 0.0),
+    ...              ring_allreduce_time_s(sizes, 2, 5e-6, 1e-9))
+    >>> f = fit_alpha_beta_regimes(sizes, t, 2)
+    >>> f.split_bytes, round(f.small.alpha_s / 1e-6, 6), round(f.large.beta_s_per_byte / 1e-9, 6)
+    (100000.0, 20.0, 1.0)
+    """
+    n = positive_array("message_bytes", np.atleast_1d(np.asarray(message_bytes, dtype=float)))
+    t = positive_array("times_s", np.atleast_1d(np.asarray(times_s, dtype=float)))
+    positive_int("ranks", ranks, minimum=2)
+    k_min = positive_int("min_points", min_points, minimum=2)
+    if n.shape != t.shape:
+        raise ValueError(
+            f"message_bytes and times_s must have the same length, got {n.size} and {t.size}")
+    order = np.argsort(n, kind="stable")
+    n, t = n[order], t[order]
+    distinct = np.unique(n)
+    if distinct.size < 2 * k_min:
+        raise ValueError(f"need at least {2 * k_min} distinct sizes for two regimes of "
+                         f"min_points={k_min}, got {distinct.size}")
+    best = None
+    for split in distinct[k_min:distinct.size - k_min + 1]:
+        lo = n < split
+        small = fit_alpha_beta(n[lo], t[lo], ranks, collective)
+        large = fit_alpha_beta(n[~lo], t[~lo], ranks, collective)
+        sse = float(np.sum(small.residuals ** 2) + np.sum(large.residuals ** 2))
+        if best is None or sse < best.sse:
+            best = RegimeFit(float(split), small, large, sse)
+    return best
+
+
+def flat_region_end_bytes(message_bytes, times_s, rel_tol: float = 0.2) -> float:
+    r"""Largest size (bytes) whose time is within ``rel_tol`` of the smallest size's time.
+
+    .. math:: n_{\text{flat}} = \max\{\, n_i : t_i \le (1 + \epsilon)\, t(n_{\min}) \,\}
+
+    Where the measured time does not grow with the message, the message is not what sets it:
+    below :math:`n_{\text{flat}}` the fitted :math:`\alpha` is a floor (host dispatch, launch,
+    a late peer), not the per-message cost of the wire. Points inside the region that lie
+    above the band (a slow repeat) do not end it; the largest size back in the band does.
+
+    Parameters
+    ----------
+    message_bytes, times_s : sequences of float
+        Sizes (bytes, > 0) and their times (s, > 0), at least one of each, same length.
+    rel_tol : float
+        :math:`\epsilon`, the band above the smallest size's time (>= 0).
+
+    Returns
+    -------
+    float
+        :math:`n_{\text{flat}}` (bytes); the smallest size when no larger one is in the band.
+
+    References
+    ----------
+    Hockney (1994), Parallel Computing 20(3), 389-398: the latency term dominates below the
+    half-performance length :math:`n_{1/2}`; a floor that stays flat far past the
+    :math:`n_{1/2}` of the link's bandwidth is not the link's latency.
+
+    Examples
+    --------
+    >>> flat_region_end_bytes([8, 64, 512, 4096, 32768], [40e-6, 45e-6, 80e-6, 41e-6, 90e-6])
+    4096.0
+    """
+    n = positive_array("message_bytes", np.atleast_1d(np.asarray(message_bytes, dtype=float)))
+    t = positive_array("times_s", np.atleast_1d(np.asarray(times_s, dtype=float)))
+    eps = positive("rel_tol", rel_tol, allow_zero=True)
+    if n.shape != t.shape or n.size < 1:
+        raise ValueError(
+            f"message_bytes and times_s must have the same nonzero length, got {n.size} and {t.size}")
+    floor = t[int(np.argmin(n))]
+    return float(n[t <= (1.0 + eps) * floor].max())
+
+
+def two_point_time_s(message_bytes, sizes_bytes, times_s):
+    r"""Time (s) at ``message_bytes`` on the alpha-beta line through two measured points.
+
+    .. math:: T(n) = T(n_1) + (n - n_1)\,\frac{T(n_2) - T(n_1)}{n_2 - n_1}
+
+    Two measurements fix the two constants of :func:`collective_time_s` for one regime: the
+    slope is :math:`c_\beta \beta` and the intercept :math:`c_\alpha \alpha`, whatever the
+    collective and the number of ranks. Evaluated beyond :math:`n_2` it predicts a larger
+    message from the same run, assuming the regime (protocol, algorithm, a constant
+    :math:`\beta`) holds there.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (bytes, >= 0).
+    sizes_bytes : pair of float
+        :math:`(n_1, n_2)`, two distinct measured sizes (bytes, > 0).
+    times_s : pair of float
+        :math:`(T(n_1), T(n_2))` (s, > 0).
+
+    Returns
+    -------
+    float or array
+        :math:`T(n)` (s); it can be negative below :math:`n_1` when the line falls steeply,
+        which says the points are not one alpha-beta regime.
+
+    References
+    ----------
+    Hockney (1994), Parallel Computing 20(3), 389-398: the two parameters of the message model
+    (:math:`r_\infty` and :math:`n_{1/2}`) determined from measured times.
+
+    Examples
+    --------
+    >>> t = two_point_time_s(2**30, (2**28, 2**29), (897.3e-6, 1711.6e-6))  # H200 pair, all-reduce
+    >>> round(t * 1e6, 1)
+    3340.2
+    """
+    n = positive_array("message_bytes", message_bytes, allow_zero=True)
+    pairs = []
+    for name, pair in (("sizes_bytes", sizes_bytes), ("times_s", times_s)):
+        try:
+            values = list(pair)
+        except TypeError:
+            raise ValueError(f"{name} must be a pair of numbers, got {pair!r}") from None
+        if len(values) != 2:
+            raise ValueError(f"{name} must be a pair of numbers, got {len(values)} values")
+        pairs.append([positive(name, v) for v in values])
+    (n1, n2), (t1, t2) = pairs
+    if n1 == n2:
+        raise ValueError(f"sizes_bytes must be two distinct sizes, got {n1} twice")
+    return t1 + (n - n1) * (t2 - t1) / (n2 - n1)
