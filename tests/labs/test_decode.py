@@ -9,6 +9,7 @@ import torch
 from helpers import specs
 from helpers.labs import core
 from helpers.labs import decode as lab
+from helpers.labs.analysis import decode as view
 from helpers.models import transformer as tf
 from helpers.nn.decoder import Decoder, KVCache
 from helpers.nn.tinylm import BOOK_LM
@@ -125,13 +126,13 @@ def test_check_batched_decode_catches_a_decoder_that_mixes_sequences():
 
 
 def test_point_rows_on_cpu_and_gpu_shaped_results(cpu_result):
-    rows = lab.point_rows(cpu_result)
+    rows = view.point_rows(cpu_result)
     copy_bw = cpu_result["measurements"]["copy"]["bytes_per_s"]
     for r in rows:
         assert r["bound_s"] == pytest.approx(r["step_bytes"] / copy_bw)  # a CPU: the copy rate
         assert r["timed"] == "eager" and r["roofline_s"] is None
         assert r["tokens_per_s"] == pytest.approx(r["batch"] / r["eager_s"])
-    g = lab.point_rows(gpu_shaped(cpu_result))
+    g = view.point_rows(gpu_shaped(cpu_result))
     for r in g:
         assert r["timed"] == "graph" and r["step_s"] == pytest.approx(r["eager_s"] / 2)
         assert r["bound_s"] == pytest.approx(r["step_bytes"] / H200.hbm_bytes_per_s)
@@ -139,20 +140,20 @@ def test_point_rows_on_cpu_and_gpu_shaped_results(cpu_result):
 
 
 def test_comparison_rows_with_and_without_a_reference(cpu_result, tmp_path, monkeypatch):
-    assert lab.comparison_rows(None) == []
-    assert "no measurement yet" in str(lab.comparison_table(None, None))
-    mine = lab.comparison_rows(None, cpu_result)
+    assert view.comparison_rows(None) == []
+    assert "no measurement yet" in str(view.comparison_table(None, None))
+    mine = view.comparison_rows(None, cpu_result)
     assert [r.yours for r in mine] and all(r.h200 is None for r in mine)
     # the with-file path: a result saved where the reference is looked for
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
     assert lab.reference_or_none() is None
     core.save_result(gpu_shaped(cpu_result), tmp_path)
     ref = lab.reference_or_none()
-    rows = lab.comparison_rows(ref)
+    rows = view.comparison_rows(ref)
     assert rows and all(r.model is not None and r.h200 is not None and r.yours is None
                         for r in rows)
-    assert "yours" in str(lab.comparison_table(ref, cpu_result))
-    assert "decode-lab-small" in lab.describe(ref)
+    assert "yours" in str(view.comparison_table(ref, cpu_result))
+    assert "decode-lab-small" in view.describe(ref)
 
 
 def test_grader_passes_the_model_and_names_the_classic_mistakes():
@@ -191,13 +192,13 @@ def test_kernel_breakdown_splits_the_step():
              "eager": {"median_s": 20e-3}, "graph": {"median_s": 10e-3}, "kernel_profile": prof}
     result = {"measurements": {"copy": {"bytes_per_s": 3e12},
                                "models": [{"name": "m", "points": [point]}]}}
-    kb = lab.kernel_breakdown(result, "m", 128, 1)
+    kb = view.kernel_breakdown(result, "m", 128, 1)
     assert kb["step_s"] == 10e-3 and kb["timed"] == "graph"
     assert kb["matmul_s"] + kb["other_s"] == pytest.approx(kb["kernel_time_s"])
     assert kb["idle_s"] == pytest.approx(2e-3)
     assert kb["matmul_bytes_per_s"] == pytest.approx(2e12)
     assert kb["copy_bound_s"] == pytest.approx(4e-3)
     assert kb["other_each_s"] == pytest.approx(2e-3 / 6)
-    assert lab.kernel_breakdown(result, "m", 128, 2) is None
+    assert view.kernel_breakdown(result, "m", 128, 2) is None
     del point["kernel_profile"]
-    assert lab.kernel_breakdown(result, "m", 128, 1) is None
+    assert view.kernel_breakdown(result, "m", 128, 1) is None
