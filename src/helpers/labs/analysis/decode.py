@@ -1,18 +1,26 @@
 """What the decode lab's page computes from a result (:mod:`helpers.labs.decode`).
 
 Per point, the measured step time beside the bandwidth bound (:func:`point_rows`); where one
-profiled step's time goes (:func:`kernel_breakdown`); the page's model-vs-H200 rows and table
-(:func:`comparison_rows`, :func:`comparison_table`) and a summary of a result (:func:`describe`).
+profiled step's time goes (:func:`kernel_breakdown`); the eager step predicted from the host's
+time per launch measured in the same run (:func:`launch_s`, :func:`eager_rows`); the page's
+model-vs-H200 rows and table (:func:`comparison_rows`, :func:`comparison_table`) and a summary
+of a result (:func:`describe`).
+
+The rows name the lab's claims (:data:`helpers.labs.decode.LAB`): tokens per second against
+the datasheet-bandwidth bound (``tokens_hbm_bound``, a bound), and the eager step's time
+(``eager_step``, a prediction).
 """
 
 from __future__ import annotations
 
 from helpers import specs
-from helpers.labs.decode import GPU
+from helpers.labs.decode import GPU, LAB
 from helpers.labs.report import Row, Table
 from helpers.models import decode_bandwidth as bw_model
+from helpers.models import launch as launch_model
 
-__all__ = ["point_rows", "kernel_breakdown", "comparison_rows", "comparison_table", "describe"]
+__all__ = ["point_rows", "kernel_breakdown", "launch_s", "eager_rows", "comparison_rows",
+           "comparison_table", "describe"]
 
 def _best(point: dict) -> tuple[float, str]:
     """The faster of the eager and graph medians, and which it was."""
@@ -87,10 +95,56 @@ def kernel_breakdown(result: dict, model: str, context: int, batch: int) -> dict
     return None
 
 
+def launch_s(result: dict) -> dict | None:
+    """The host's time per kernel launch, measured in the same run: the eager step of the
+    smallest model (``book-lm``) at one sequence and its shortest context, over the kernels the
+    profiler counted in it. Its CUDA graph replays the same kernels in a tenth of that time, so
+    the host's launches (PyTorch's per-operator work and the driver's), not the device, set its
+    pace. None when no such point was profiled (a CPU result)."""
+    mods = result["measurements"]["models"]
+    if len(mods) < 2:
+        return None
+    small = min(mods, key=lambda mod: mod["matmul_parameters"])
+    pts = sorted((p for p in small["points"] if p["batch"] == 1 and p.get("kernels_per_step")),
+                 key=lambda p: p["context"])
+    if not pts or not pts[0].get("graph"):
+        return None
+    p = pts[0]
+    return {"model": small["name"], "context": p["context"], "kernels": p["kernels_per_step"],
+            "eager_s": p["eager"]["median_s"], "graph_s": p["graph"]["median_s"],
+            "launch_s": p["eager"]["median_s"] / p["kernels_per_step"]}
+
+
+def eager_rows(result: dict) -> list[dict]:
+    """Per profiled point of the larger models: the eager step's measured time beside
+    :func:`helpers.models.launch.eager_step_time_s`, the slower of the host's launches (the
+    point's kernel count times :func:`launch_s`) and the device's work (the point's CUDA graph
+    replay). Empty without a profile and a graph (a CPU result)."""
+    host = launch_s(result)
+    if host is None:
+        return []
+    rows = []
+    for mod in result["measurements"]["models"]:
+        if mod["name"] == host["model"]:
+            continue
+        for p in mod["points"]:
+            if not (p.get("kernels_per_step") and p.get("graph")):
+                continue
+            n, dev = p["kernels_per_step"], p["graph"]["median_s"]
+            rows.append({"model": mod["name"], "context": p["context"], "batch": p["batch"],
+                         "kernels": n, "launch_s": host["launch_s"], "host_s": n * host["launch_s"],
+                         "device_s": dev, "eager_s": p["eager"]["median_s"],
+                         "model_s": launch_model.eager_step_time_s(n, host["launch_s"], dev)})
+    return rows
+
+
 def comparison_rows(ref: dict | None, mine: dict | None = None, model: str | None = None,
                     context: int | None = None) -> list[Row]:
-    """Model | H200 | yours rows: tokens per second per batch size for one model and context
-    (default: the reference's scaled model at its shortest context)."""
+    """Model | H200 | yours rows for one model (default: the reference's scaled model): tokens
+    per second per batch size at one context (default: its shortest) against the datasheet-
+    bandwidth bound (claim ``tokens_hbm_bound``), then the eager step's time at every profiled
+    point against :func:`eager_rows`' prediction (claim ``eager_step``)."""
+    bound, eager = LAB.claim("tokens_hbm_bound"), LAB.claim("eager_step")
     base = ref or mine
     if base is None:
         return []
@@ -110,7 +164,16 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, model: str | Non
         rows.append(Row(f"{model} S={context} B={k[2]}", "tok/s", 1.0,
                         model=a["model_tokens_per_s"] if a else None,
                         h200=a["tokens_per_s"] if a else None,
-                        yours=b["tokens_per_s"] if b else None))
+                        yours=b["tokens_per_s"] if b else None, claim=bound))
+    e_ref = {} if ref is None else {(r["model"], r["context"], r["batch"]): r
+                                    for r in eager_rows(ref)}
+    e_mine = {} if mine is None else {(r["model"], r["context"], r["batch"]): r
+                                      for r in eager_rows(mine)}
+    for k in sorted({k for k in list(e_ref) + list(e_mine) if k[0] == model}):
+        a, b = e_ref.get(k), e_mine.get(k)
+        rows.append(Row(f"{model} S={k[1]} B={k[2]}, eager step", "ms", 1e-3,
+                        model=a["model_s"] if a else None, h200=a["eager_s"] if a else None,
+                        yours=b["eager_s"] if b else None, claim=eager))
     return rows
 
 
@@ -118,7 +181,8 @@ def comparison_table(ref: dict | None, mine: dict | None, model: str | None = No
                      context: int | None = None) -> Table:
     """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
     rows = comparison_rows(ref, mine, model, context) or [Row("no measurement yet", "tok/s", 1.0)]
-    return Table("Decode tokens per second: bandwidth model vs measured", rows,
+    return Table("Decode: tokens per second against the bandwidth bound, eager step time "
+                 "against the launch model", rows,
                  yours_label="yours" if mine is not None else None)
 
 
