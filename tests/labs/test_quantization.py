@@ -9,6 +9,7 @@ import torch
 
 from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
 from helpers.labs import quantization as lab
+from helpers.labs.analysis import quantization as view
 from helpers.models import quantization as qz
 
 
@@ -57,20 +58,20 @@ def test_reference_is_none_without_a_file_and_read_with_one(install_reference):
     install_reference()
     ref = lab.reference_or_none()
     assert ref["lab"] == "quantization"
-    table = str(lab.comparison_table(ref, ref))
+    table = str(view.comparison_table(ref, ref))
     assert "int8-channel" in table and "dense M=1" in table and "int8 M=" not in table
-    assert "no measurement yet" in str(lab.comparison_table(None, None))
+    assert "no measurement yet" in str(view.comparison_table(None, None))
 
 
 def test_analysis_of_a_gpu_shaped_result(cpu_result):
     r = gpu_shaped(cpu_result)
-    rows = lab.speed_rows(r)
+    rows = view.speed_rows(r)
     for row in rows:
         assert row["speedup"] == pytest.approx(1.8)
         # a CPU result is fp32: int8 quarters the weights' bytes (not x's, nor y's)
         assert 3.5 < row["speedup_bound"] < 4.0
-    assert "int8 M=1" in str(lab.comparison_table(r, None))
-    assert "int8" in lab.describe(r)
+    assert "int8 M=1" in str(view.comparison_table(r, None))
+    assert "int8" in view.describe(r)
 
 
 def test_weight_only_bytes():

@@ -1,0 +1,95 @@
+"""What the quantization lab's page computes from a result (:mod:`helpers.labs.quantization`).
+
+Per M of the speed sweep, each path's time beside its bytes at the copy bandwidth measured in
+the same run (:func:`speed_rows`); the page's model-vs-H200 rows and table
+(:func:`comparison_rows`, :func:`comparison_table`) and a summary of a result (:func:`describe`).
+"""
+
+from __future__ import annotations
+
+from helpers.labs.quantization import SCHEMES
+from helpers.labs.report import Row, Table
+
+__all__ = ["IMPLS", "speed_rows", "comparison_rows", "comparison_table", "describe"]
+
+IMPLS = ("dense", "naive", "int8")
+
+
+def speed_rows(result: dict) -> list[dict]:
+    """Per M: each path's median time, its bytes, its bound at the measured copy bandwidth, and
+    the fraction of that bandwidth it reaches."""
+    sp = result["measurements"]["speed"]
+    bw = sp["copy_bandwidth"]["bytes_per_s"]
+    rows = []
+    for p in sp["points"]:
+        row = {"m": p["m"], "bandwidth": bw}
+        for name in IMPLS:
+            e = p.get(name)
+            row[f"{name}_bytes"] = p[f"{name}_bytes"]
+            row[f"{name}_bound_s"] = p[f"{name}_bytes"] / bw
+            row[f"{name}_s"] = e["bench"]["median_s"] if e else None
+            row[f"{name}_of_bw"] = (p[f"{name}_bytes"] / bw / e["bench"]["median_s"]) if e else None
+        row["speedup"] = (row["dense_s"] / row["int8_s"]) if row["int8_s"] else None
+        row["speedup_bound"] = p["dense_bytes"] / p["int8_bytes"]
+        rows.append(row)
+    return rows
+
+
+def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
+    """Model | H200 | yours rows: memory per scheme (MB) and the speed sweep's times (us).
+
+    The model of a time is the bytes moved over the copy bandwidth measured in the same run
+    (the H200 run's for the H200 column; the H200 datasheet's peak is quoted on the page)."""
+    rows: list[Row] = []
+    mem_ref = ref["measurements"]["memory"]["schemes"] if ref else {}
+    mem_mine = mine["measurements"]["memory"]["schemes"] if mine else {}
+    for name in SCHEMES:
+        a, b = mem_ref.get(name, {}), mem_mine.get(name, {})
+        if not a and not b:
+            continue
+        rows.append(Row(f"state of book-lm, {name}", "MB", 1e6,
+                        model=(a or b).get("model_bytes"), h200=a.get("measured_bytes"),
+                        yours=b.get("measured_bytes")))
+    r_ref = {r["m"]: r for r in speed_rows(ref)} if ref else {}
+    r_mine = {r["m"]: r for r in speed_rows(mine)} if mine else {}
+    for m in sorted(set(r_ref) | set(r_mine)):
+        a, b = r_ref.get(m, {}), r_mine.get(m, {})
+        for name in IMPLS:
+            if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
+                continue
+            rows.append(Row(f"{name} M={m}", "us", 1e-6, model=a.get(f"{name}_bound_s"),
+                            h200=a.get(f"{name}_s"), yours=b.get(f"{name}_s")))
+    return rows
+
+
+def comparison_table(ref: dict | None, mine: dict | None) -> Table:
+    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
+    rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
+    return Table("Weight-only quantization: memory and decode matmul time", rows,
+                 yours_label="yours" if mine is not None else None)
+
+
+def describe(result: dict) -> str:
+    """A few lines summarizing a result."""
+    m = result["measurements"]
+    checks = m["kernel_checks"]
+    worst = max(c["rel_error"] for c in checks["cases"])
+    lines = [f"int8 kernel checked on {len(checks['cases'])} tiny cases "
+             f"({'interpreter' if checks['interpreted'] else 'GPU'}): worst relative error "
+             f"{worst:.2g}"]
+    q = m["quality"]
+    lines.append(f"bits per byte, unquantized: {q['baseline_bpb']:.4f} "
+                 f"({q['val_bytes_scored']} validation bytes)")
+    for name, s in q["schemes"].items():
+        lines.append(f"  {name:<13} {s['bpb']:.4f} ({100 * s['bpb_increase']:+.2f} %), greedy "
+                     f"tokens agreeing {100 * s['token_agreement']:.0f} %")
+    sp = m["speed"]
+    lines.append(f"copy bandwidth {sp['copy_bandwidth']['bytes_per_s'] / 1e9:.3g} GB/s; "
+                 f"matmul {sp['n']} x {sp['k']} in {sp['dtype']}")
+    for r in speed_rows(result):
+        parts = [f"{name} {r[f'{name}_s'] * 1e6:.3g} us ({100 * r[f'{name}_of_bw']:.0f} % of bw)"
+                 for name in IMPLS if r[f"{name}_s"] is not None]
+        lines.append(f"  M={r['m']:>2}: " + ", ".join(parts))
+    return "\n".join(lines)
+
+
