@@ -44,6 +44,7 @@ from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
 from helpers.labs.grading import Verdict, check_outputs
+from helpers.labs.report import Claim
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
            "kernel_configs", "weight_only_matmul_bytes", "layer_errors",
@@ -66,7 +67,41 @@ LAB = core.Lab(
     "quantization", pages=("labs/quantization.md",),
     sizes={"speed_k": (1024, SPEED_K), "val_windows": (4, None),
            "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30)},
-    budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True)
+    budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True,
+    claims=(
+        Claim("state_bytes", "bytes of the quantized model's state", "prediction",
+              model="helpers.models.quantization.quantized_weight_bytes",
+              ceilings="none: a count of codes and fp16 scales, plus two bytes per remaining "
+                       "(bf16) parameter",
+              tolerance=0.01,
+              why="the bytes are counted, not measured with noise: the per-tensor model leaves "
+                  "out one 2-byte scale per matrix (a few dozen bytes in megabytes) and the "
+                  "state holds no other tensor, so 1 % (the table's resolution) is loose"),
+        Claim("rms_error", "RMS weight error over the weights' RMS, per scheme", "prediction",
+              model="helpers.models.quantization.absmax_rms_rounding_error",
+              ceilings="none: each weight's own step (its block's absmax / q_max) and the "
+                       "number of weights per scale",
+              tolerance=0.01,
+              why="the rounding error of the weights that are not a block's maximum is uniform "
+                  "over a step only on average: 33k to 164k weights per matrix leave a "
+                  "sampling spread of 0.1 to 0.3 % per matrix (0.45 / sqrt(n)), and int4's "
+                  "seven codes per side make the weights' density less flat over a step than "
+                  "int8's; 1 % still tells the one exact weight per group of 32 (1.6 %) apart"),
+        Claim("max_error", "largest weight error in half-steps of its own scale", "bound",
+              model="helpers.models.quantization.max_rounding_error",
+              ceilings="none: rounding to the nearest code of an absmax grid (nothing clips)",
+              limit="upper",
+              why="rounding to the nearest point of a grid of step s moves a value by at most "
+                  "s/2; book-lm's weights, stored in 16 bits, sit exactly on some half-steps, "
+                  "so the bound is reached"),
+        Claim("matmul_copy_bound", "decode matmul time (L2 flushed)", "bound",
+              model="helpers.labs.quantization.weight_only_matmul_bytes",
+              ceilings="the copy rate (read + write) measured in the same run",
+              limit="lower", tolerance=0.05,
+              why="the product must read its weights and activations and write its output; a "
+                  "stream that mostly reads may run a few % faster than a copy, which also "
+                  "writes, hence the allowed overshoot"),
+    ))
 #: Largest error of the int8 kernel against float64, relative to the largest |output|, per
 #: activation dtype (the output is rounded to that dtype).
 KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}

@@ -1,16 +1,61 @@
 """What the quantization lab's page computes from a result (:mod:`helpers.labs.quantization`).
 
-Per M of the speed sweep, each path's time beside its bytes at the copy bandwidth measured in
-the same run (:func:`speed_rows`); the page's model-vs-H200 rows and table
-(:func:`comparison_rows`, :func:`comparison_table`) and a summary of a result (:func:`describe`).
+Per scheme, the weights' rounding error beside the absmax model (:func:`error_rows`); per M of
+the speed sweep, each path's time beside its bytes at the copy bandwidth measured in the same
+run (:func:`speed_rows`); the page's model-vs-H200 rows and table (:func:`comparison_rows`,
+:func:`comparison_table`) and a summary of a result (:func:`describe`).
+
+The rows name the lab's claims (:data:`helpers.labs.quantization.LAB`): the state's bytes
+(``state_bytes``) and the RMS weight error (``rms_error``) are predictions; the largest error
+(``max_error``, half a step) and the matmul times at the copy rate (``matmul_copy_bound``) are
+bounds.
 """
 
 from __future__ import annotations
 
-from helpers.labs.quantization import SCHEMES
-from helpers.labs.report import Row, Table
+import math
 
-__all__ = ["IMPLS", "speed_rows", "comparison_rows", "comparison_table", "describe"]
+from helpers.labs.quantization import LAB, SCHEMES
+from helpers.labs.report import Row, Table
+from helpers.models import quantization as qz
+
+__all__ = ["IMPLS", "block_size", "error_rows", "speed_rows", "comparison_rows",
+           "comparison_table", "describe"]
+
+
+def block_size(scheme: str, shape) -> int:
+    """Weights sharing one scale under ``scheme`` for a matrix of ``shape`` (out, in): the
+    whole matrix (per tensor), a row (per channel) or a group."""
+    from helpers.nn import quantize as nq
+
+    s = nq.scheme(scheme)
+    n, k = shape
+    return {"tensor": n * k, "channel": k}.get(s.granularity) or s.group_size
+
+
+def error_rows(result: dict) -> list[dict]:
+    """Per scheme, over its quantized matrices: the measured RMS weight error and the absmax
+    model's (:func:`helpers.models.quantization.absmax_rms_rounding_error`, each weight's own
+    step, one exact weight per block), both over the weights' RMS; and the largest error in
+    half-steps of its own scale (the bound is one)."""
+    by: dict[str, list[dict]] = {}
+    for e in result["measurements"]["errors"]:
+        by.setdefault(e["scheme"], []).append(e)
+    rows = []
+    for name in [s for s in SCHEMES if s in by] + [s for s in by if s not in SCHEMES]:
+        es = by[name]
+        n = [e["shape"][0] * e["shape"][1] for e in es]
+        model = [qz.absmax_rms_rounding_error(e["rms_model"] * math.sqrt(12),
+                                              block_size(name, e["shape"])) for e in es]
+        w2 = sum(ni * e["weight_rms"] ** 2 for ni, e in zip(n, es))
+        rows.append({"scheme": name, "layers": len(es), "weights": sum(n),
+                     "rms_error": math.sqrt(sum(ni * e["rms_error"] ** 2
+                                                for ni, e in zip(n, es)) / w2),
+                     "rms_model": math.sqrt(sum(ni * m ** 2 for ni, m in zip(n, model)) / w2),
+                     "rms_uniform": math.sqrt(sum(ni * e["rms_model"] ** 2
+                                                  for ni, e in zip(n, es)) / w2),
+                     "max_over_half_step": max(e["max_over_half_step"] for e in es)})
+    return rows
 
 IMPLS = ("dense", "naive", "int8")
 
@@ -36,9 +81,11 @@ def speed_rows(result: dict) -> list[dict]:
 
 
 def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
-    """Model | H200 | yours rows: memory per scheme (MB) and the speed sweep's times (us).
+    """Model | H200 | yours rows: memory per scheme (MB, claim ``state_bytes``), the RMS weight
+    error per scheme (claim ``rms_error``) and its largest error in half-steps (claim
+    ``max_error``), and the speed sweep's times (us, claim ``matmul_copy_bound``).
 
-    The model of a time is the bytes moved over the copy bandwidth measured in the same run
+    The bound on a time is the bytes moved over the copy bandwidth measured in the same run
     (the H200 run's for the H200 column; the H200 datasheet's peak is quoted on the page)."""
     rows: list[Row] = []
     mem_ref = ref["measurements"]["memory"]["schemes"] if ref else {}
@@ -49,7 +96,20 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
             continue
         rows.append(Row(f"state of book-lm, {name}", "MB", 1e6,
                         model=(a or b).get("model_bytes"), h200=a.get("measured_bytes"),
-                        yours=b.get("measured_bytes")))
+                        yours=b.get("measured_bytes"), claim=LAB.claim("state_bytes")))
+    e_ref = {r["scheme"]: r for r in error_rows(ref)} if ref else {}
+    e_mine = {r["scheme"]: r for r in error_rows(mine)} if mine else {}
+    names = list(e_ref) + [n for n in e_mine if n not in e_ref]
+    for name in names:
+        a, b = e_ref.get(name, {}), e_mine.get(name, {})
+        rows.append(Row(f"RMS weight error / RMS weight, {name}", "%", 0.01,
+                        model=(a or b).get("rms_model"), h200=a.get("rms_error"),
+                        yours=b.get("rms_error"), claim=LAB.claim("rms_error")))
+    for name in names:
+        a, b = e_ref.get(name, {}), e_mine.get(name, {})
+        rows.append(Row(f"largest weight error, {name}", "half-steps", 1.0, model=1.0,
+                        h200=a.get("max_over_half_step"), yours=b.get("max_over_half_step"),
+                        claim=LAB.claim("max_error")))
     r_ref = {r["m"]: r for r in speed_rows(ref)} if ref else {}
     r_mine = {r["m"]: r for r in speed_rows(mine)} if mine else {}
     for m in sorted(set(r_ref) | set(r_mine)):
@@ -58,14 +118,15 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
             if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
                 continue
             rows.append(Row(f"{name} M={m}", "us", 1e-6, model=a.get(f"{name}_bound_s"),
-                            h200=a.get(f"{name}_s"), yours=b.get(f"{name}_s")))
+                            h200=a.get(f"{name}_s"), yours=b.get(f"{name}_s"),
+                            claim=LAB.claim("matmul_copy_bound")))
     return rows
 
 
 def comparison_table(ref: dict | None, mine: dict | None) -> Table:
     """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
     rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
-    return Table("Weight-only quantization: memory and decode matmul time", rows,
+    return Table("Weight-only quantization: memory, weight error and decode matmul time", rows,
                  yours_label="yours" if mine is not None else None)
 
 
