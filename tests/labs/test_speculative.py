@@ -98,7 +98,8 @@ def test_table_without_and_with_a_reference(cpu_result, tmp_path, monkeypatch):
     assert ref is not None
     rows = view.comparison_rows(ref, cpu_result)
     assert all(r.h200 is not None and r.model is not None for r in rows)
-    json.dumps([r.__dict__ for r in rows])
+    assert all(r.claim is not None for r in rows)  # each names its claim ...
+    json.dumps([{k: v for k, v in r.__dict__.items() if k != "claim"} for r in rows])  # ... the rest is data
 
 
 def test_grader():
@@ -143,3 +144,28 @@ def test_the_median_round_is_kept_with_every_rounds_time():
     mid = lab._median_round(rounds)
     assert mid["tag"] == "mid" and mid["rounds_s"] == [3.0, 1.0, 2.0]
     assert lab._middle([[5.0], [4.0]], key=sum) == [4.0]  # even count: the lower middle
+
+
+def test_shipped_reference_rows_are_predictions_from_the_runs_own_inputs():
+    """Every row names one of the lab's three predictions; the cost-ratio row's model is the
+    run's operator counts, and the tokens rows' standard error follows the capped geometric
+    spread over the run's cycles."""
+    import math
+
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    assert {r.claim.key for r in rows} == {"tokens_per_cycle", "speedup", "cost_ratio"}
+    assert all(r.claim.kind == "prediction" for r in rows)
+    st = ref["measurements"]["steps"]
+    (c_row,) = [r for r in rows if r.claim.key == "cost_ratio"]
+    assert c_row.model == pytest.approx(st["draft"]["ops"] / st["target"]["ops"])
+    assert view.TOKENS_TOLERANCE == lab.LAB.claim("tokens_per_cycle").tolerance
+    for r, p in zip(view.sweep_rows(ref), ref["measurements"]["sweep"]["points"]):
+        want = (model.tokens_per_cycle_std(r["alpha"], r["draft_len"]) / math.sqrt(p["cycles"])
+                / r["tokens_model"])
+        assert r["tokens_stderr"] == pytest.approx(want)
+    # the longest draft is the least pinned: its standard error is the largest
+    se = [r["tokens_stderr"] for r in view.sweep_rows(ref)]
+    assert max(se) == se[-1] and min(se) == se[0]

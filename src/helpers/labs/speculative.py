@@ -41,6 +41,7 @@ from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
+from helpers.labs.report import Claim
 from helpers.models import speculative as model
 
 __all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "rounds", "n_prompts", "n_timed_prompts",
@@ -55,7 +56,35 @@ LAB = core.Lab(
     sizes={"draft_lengths": ([1, 2, 4], [1, 2, 3, 4, 5, 6, 7, 8]), "n_prompts": (2, 4),
            "n_timed_prompts": (1, 2), "prompt_len": (32, 64), "new_tokens": (32, 256),
            "rounds": (1, 3), "step_calls": (5, 20)},
-    budget_s=(0.05, 0.2), warmup_s=(0.01, 0.1), min_reps=(3, 3))
+    budget_s=(0.05, 0.2), warmup_s=(0.01, 0.1), min_reps=(3, 3),
+    claims=(
+        Claim("tokens_per_cycle", "tokens per draft-and-verify cycle", "prediction",
+              model="helpers.models.speculative.expected_tokens_per_cycle",
+              ceilings="the acceptance rate measured in the same run (teacher-forced: the "
+                       "draft's argmax against the target's greedy text)",
+              tolerance=0.10,
+              why="a mean over a finite text: 120 to 290 cycles per draft length leave a "
+                  "standard error of about 1.3 % (g = 1) to 6 % (g = 8) around the formula "
+                  "(tokens_per_cycle_std over the square root of the cycles), and the "
+                  "teacher-forced acceptance is itself a mean over 512 positions (about "
+                  "±2 %); acceptances that come in runs are an assumption the formula leaves out"),
+        Claim("speedup", "speculative over plain greedy decoding, whole generations", "prediction",
+              model="helpers.models.speculative.speedup",
+              ceilings="measured in the same run: the acceptance rate, the cost ratio c (draft "
+                       "step over target step) and the verification ratio v per draft length",
+              tolerance=0.10,
+              why="a ratio of host-bound timings, each the median of interleaved rounds that "
+                  "drift with the machine (the H200 run's first round of the target step took "
+                  "nearly twice its others); c and v are medians of their own, and the tokens "
+                  "per cycle's error carries through"),
+        Claim("cost_ratio", "cost ratio c, draft step over target step", "prediction",
+              model="helpers.models.speculative.launch_bound_cost_ratio",
+              ceilings="operators each step dispatches, counted in the same run (count_ops)",
+              tolerance=0.10,
+              why="launch-bound steps cost their launches, but not every operator costs the "
+                  "same host time, and the work outside the operators (the step's Python) is "
+                  "the same for both models, which pulls c toward 1"),
+    ))
 TARGET = "book-lm"
 DRAFT = "book-draft"
 

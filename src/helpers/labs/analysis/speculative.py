@@ -5,12 +5,18 @@ Per draft length, the measured tokens per cycle and speedup beside the formulas 
 verification ratio (:func:`sweep_rows`); how far they agree (:func:`agreement_summary`); the
 page's model-vs-H200 rows and table (:func:`comparison_rows`, :func:`comparison_table`), the
 numbers its prose quotes (:func:`prose_numbers`) and a summary of a result (:func:`describe`).
+
+The rows name the lab's claims (:data:`helpers.labs.speculative.LAB`), all predictions:
+``tokens_per_cycle``, ``speedup`` and ``cost_ratio``.
 """
 
 from __future__ import annotations
 
+import math
+
 from helpers.labs.core import MISSING, fmt, page_numbers
 from helpers.labs.report import Row, Table
+from helpers.labs.speculative import LAB
 from helpers.models import speculative as model
 
 __all__ = ["MISSING", "sweep_rows", "comparison_rows", "comparison_table", "TOKENS_TOLERANCE",
@@ -37,6 +43,9 @@ def sweep_rows(result: dict) -> list[dict]:
             "draft_len": g, "alpha": a, "alpha_tested": p["alpha_tested"], "c": c, "v": v,
             "tokens_per_cycle": p["tokens_per_cycle"],
             "tokens_model": model.expected_tokens_per_cycle(a, g),
+            # the standard error a text of this many cycles leaves, relative to the formula
+            "tokens_stderr": model.tokens_per_cycle_std(a, g) / math.sqrt(p["cycles"])
+            / model.expected_tokens_per_cycle(a, g),
             "speedup": p["speedup"],
             "speedup_model": model.speedup(a, g, c),
             "speedup_model_v": model.speedup(a, g, c, v),
@@ -65,16 +74,21 @@ def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
         a, b = r_ref.get(g, {}), r_mine.get(g, {})
         src = a or b
         rows.append(Row(f"tokens per cycle g={g}", "tokens", 1.0, model=src["tokens_model"],
-                        h200=a.get("tokens_per_cycle"), yours=b.get("tokens_per_cycle")))
+                        h200=a.get("tokens_per_cycle"), yours=b.get("tokens_per_cycle"),
+                        claim=LAB.claim("tokens_per_cycle")))
     for g in sorted(set(r_ref) | set(r_mine)):
         a, b = r_ref.get(g, {}), r_mine.get(g, {})
         src = a or b
         rows.append(Row(f"speedup g={g}", "x", 1.0, model=src["speedup_model_v"],
-                        h200=a.get("speedup"), yours=b.get("speedup")))
+                        h200=a.get("speedup"), yours=b.get("speedup"),
+                        claim=LAB.claim("speedup")))
     st_ref = ref["measurements"]["steps"] if ref else {}
     st_mine = mine["measurements"]["steps"] if mine else {}
-    rows.append(Row("cost ratio c", "-", 1.0, model=(st_ref or st_mine)["ops_ratio"],
-                    h200=st_ref.get("cost_ratio"), yours=st_mine.get("cost_ratio")))
+    st = st_ref or st_mine
+    rows.append(Row("cost ratio c", "-", 1.0,
+                    model=model.launch_bound_cost_ratio(st["draft"]["ops"], st["target"]["ops"]),
+                    h200=st_ref.get("cost_ratio"), yours=st_mine.get("cost_ratio"),
+                    claim=LAB.claim("cost_ratio")))
     return rows
 
 
@@ -85,11 +99,11 @@ def comparison_table(ref: dict | None, mine: dict | None) -> Table:
                  yours_label="yours" if mine is not None else None)
 
 
-#: Relative tolerance the page states for tokens per cycle against the formula.
-TOKENS_TOLERANCE = 0.05
-#: Relative tolerance the page states for the measured speedup against the formula fed with
-#: the measured acceptance, cost ratio and verification ratio.
-SPEEDUP_TOLERANCE = 0.10
+#: Relative tolerance for tokens per cycle against the formula (the claim's).
+TOKENS_TOLERANCE = LAB.claim("tokens_per_cycle").tolerance
+#: Relative tolerance for the measured speedup against the formula fed with the measured
+#: acceptance, cost ratio and verification ratio (the claim's).
+SPEEDUP_TOLERANCE = LAB.claim("speedup").tolerance
 
 
 def agreement_summary(ref: dict | None) -> dict | None:
@@ -123,7 +137,9 @@ def agreement_summary(ref: dict | None) -> dict | None:
 @page_numbers(["alpha", "n4", "n4_model", "alpha4", "c", "t_target_us", "t_draft_us", "v4",
                "s4", "s4_model", "s4_model_v", "cycle_us", "parts_us", "best_g", "best_s",
                "tok_err_pct", "tok_err_g", "tok_side", "longest_g", "s_err_pct", "s_err_g",
-               "cycle_err_pct", "tok_verdict", "s_verdict", "tok_tol_pct", "s_tol_pct"])
+               "cycle_err_pct", "tok_verdict", "s_verdict", "tok_tol_pct", "s_tol_pct",
+               "tok_se_lo_pct", "tok_se_hi_pct", "cycles_lo", "cycles_hi", "c_err_pct",
+               "c_side"])
 def prose_numbers(ref: dict | None) -> dict[str, str]:
     """The H200 numbers the page's prose quotes, formatted (:data:`MISSING` while unmeasured):
     acceptance, tokens per cycle and speedup at g = 4 against the model, step times, the
@@ -165,6 +181,18 @@ def prose_numbers(ref: dict | None) -> dict[str, str]:
         "s_verdict": (a and ("within" if a["speedup_within"] else "outside"), "s"),
         "tok_tol_pct": (100 * TOKENS_TOLERANCE, ".0f"),
         "s_tol_pct": (100 * SPEEDUP_TOLERANCE, ".0f"),
+    })
+    se = [r["tokens_stderr"] for r in rows]
+    cycles = [p["cycles"] for p in ref["measurements"]["sweep"]["points"]] if ref else []
+    c_model = (model.launch_bound_cost_ratio(st["draft"]["ops"], st["target"]["ops"])
+               if st else None)
+    values.update({
+        "tok_se_lo_pct": (se and 100 * min(se), ".1f"),
+        "tok_se_hi_pct": (se and 100 * max(se), ".1f"),
+        "cycles_lo": (cycles and min(cycles), "d"),
+        "cycles_hi": (cycles and max(cycles), "d"),
+        "c_err_pct": (st and 100 * abs(c_model / st["cost_ratio"] - 1), ".0f"),
+        "c_side": (st and ("below" if c_model < st["cost_ratio"] else "above"), "s"),
     })
     return {k: fmt(v, spec) for k, (v, spec) in values.items()}
 
