@@ -43,3 +43,12 @@ def test_cost_ratio_of_the_launch_bound_pair():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_std_closed_form_for_long_drafts_matches_the_sums():
+    # past 4096 drafts the sums are taken in closed form; at 5000 both must agree with the
+    # infinite-draft limit sqrt(a) / (1 - a) (a geometric count's spread)
+    for a in (0.5, 0.9, 0.99):
+        assert spec.tokens_per_cycle_std(a, 5000) == pytest.approx(math.sqrt(a) / (1 - a), rel=1e-6)
+        assert spec.tokens_per_cycle_std(a, 4096) == pytest.approx(math.sqrt(a) / (1 - a), rel=1e-6)
+    assert math.isfinite(spec.tokens_per_cycle_std(0.5, 10**30))

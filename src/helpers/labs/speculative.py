@@ -63,7 +63,7 @@ LAB = core.Lab(
               ceilings="the acceptance rate measured in the same run (teacher-forced: the "
                        "draft's argmax against the target's greedy text)",
               tolerance=0.10,
-              why="a mean over a finite text: 120 to 290 cycles per draft length leave a "
+              why="a mean over a finite text: 118 to 285 cycles per draft length leave a "
                   "standard error of about 1.3 % (g = 1) to 6 % (g = 8) around the formula "
                   "(tokens_per_cycle_std over the square root of the cycles), and the "
                   "teacher-forced acceptance is itself a mean over 512 positions (about "

@@ -419,8 +419,17 @@ def tokens_per_cycle_std(acceptance: float, draft_len: int) -> float:
     a = _fraction("acceptance", acceptance)
     if isinstance(draft_len, bool) or not isinstance(draft_len, int) or draft_len < 0:
         raise ValueError(f"draft_len must be an integer >= 0, got {draft_len!r}")
-    mean = sum(a ** k for k in range(1, draft_len + 1))
-    second = sum((2 * k - 1) * a ** k for k in range(1, draft_len + 1))
+    g = draft_len
+    if a in (0.0, 1.0) or g == 0:
+        return 0.0  # the cycle always yields 1, or always g + 1
+    if g <= 4096:
+        mean = sum(a ** k for k in range(1, g + 1))
+        second = sum((2 * k - 1) * a ** k for k in range(1, g + 1))
+    else:  # the sums in closed form (a ** g underflows harmlessly for a long draft)
+        ag = a ** g
+        mean = a * (1 - ag) / (1 - a)
+        weighted = a * (1 - (g + 1) * ag + g * ag * a) / (1 - a) ** 2  # sum of k a^k
+        second = 2 * weighted - mean
     return math.sqrt(max(0.0, second - mean * mean))
 
 
