@@ -602,6 +602,8 @@ def fp8_tensor_scale(amax: float, fmt: str = "fp8_e4m3", *, margin: int = 0) -> 
     _checks.one_of("fmt", fmt, ("fp8_e4m3", "fp8_e5m2"))
     m = _checks.integer("margin", margin, minimum=0, maximum=1000)
     return _checks.finite_ratio("fp8 max", max_finite(fmt) / 2.0 ** m, "amax", a)
+
+
 # --- labs3: the RMS error of absmax rounding, block by block (the quantization lab's claim) ---
 
 def absmax_rms_rounding_error(rms_scale, block_size):
