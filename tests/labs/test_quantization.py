@@ -165,3 +165,19 @@ def test_shipped_reference_rms_error_needs_the_exact_weight_per_block():
     kinds = {r.claim.key: r.claim.kind for r in view.comparison_rows(ref)}
     assert kinds == {"state_bytes": "prediction", "rms_error": "prediction",
                      "max_error": "bound", "matmul_copy_bound": "bound"}
+
+
+def test_claim_numbers_of_the_shipped_reference():
+    """What the page says of its claims: the predictions' largest errors within their
+    tolerances, the bounds' fractions at most 1, the uniform model's error at g32 above the
+    rms claim's tolerance (the correction matters)."""
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    cn = view.claim_numbers(ref)
+    assert cn["state_bytes"] <= lab.LAB.claim("state_bytes").tolerance
+    assert cn["rms_error"] <= lab.LAB.claim("rms_error").tolerance < abs(cn["uniform_g32"])
+    for key in ("max_error", "dense", "int8", "naive"):
+        lo, hi = cn[key]
+        assert 0 < lo <= hi <= 1 + (lab.LAB.claim("matmul_copy_bound").tolerance
+                                    if key != "max_error" else 0)

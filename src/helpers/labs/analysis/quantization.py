@@ -20,7 +20,7 @@ from helpers.labs.report import Row, Table
 from helpers.models import quantization as qz
 
 __all__ = ["IMPLS", "block_size", "error_rows", "speed_rows", "comparison_rows",
-           "comparison_table", "describe"]
+           "comparison_table", "claim_numbers", "describe"]
 
 
 def block_size(scheme: str, shape) -> int:
@@ -128,6 +128,28 @@ def comparison_table(ref: dict | None, mine: dict | None) -> Table:
     rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
     return Table("Weight-only quantization: memory, weight error and decode matmul time", rows,
                  yours_label="yours" if mine is not None else None)
+
+
+def claim_numbers(ref: dict) -> dict:
+    """What the page says of its table's claims on ``ref``: per prediction the largest
+    ``|error|`` (``state_bytes``, ``rms_error``), per bound the smallest and largest fraction
+    reached (``max_error``; ``matmul_copy_bound`` per path as ``dense``, ``int8``, ``naive``),
+    and the plain uniform model's relative error at int4 in groups of 32 (``uniform_g32``)."""
+    from helpers.labs.report import relative_error
+
+    rows = comparison_rows(ref)
+    out = {key: max(abs(relative_error(r.model, r.h200)) for r in rows if r.claim.key == key)
+           for key in ("state_bytes", "rms_error")}
+    out["max_error"] = [r.claim.fraction_of_bound(r.model, r.h200) for r in rows
+                        if r.claim.key == "max_error"]
+    for path in IMPLS:
+        out[path] = [r.claim.fraction_of_bound(r.model, r.h200) for r in rows
+                     if r.claim.key == "matmul_copy_bound" and r.quantity.startswith(path + " ")]
+    for key in ["max_error", *IMPLS]:
+        out[key] = (min(out[key]), max(out[key])) if out[key] else None
+    g32 = {r["scheme"]: r for r in error_rows(ref)}.get("int4-g32")
+    out["uniform_g32"] = relative_error(g32["rms_uniform"], g32["rms_error"]) if g32 else None
+    return out
 
 
 def describe(result: dict) -> str:
