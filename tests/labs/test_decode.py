@@ -9,6 +9,7 @@ import torch
 from helpers import specs
 from helpers.labs import core
 from helpers.labs import decode as lab
+from helpers.labs.analysis import decode as view
 from helpers.models import transformer as tf
 from helpers.nn.decoder import Decoder, KVCache
 from helpers.nn.tinylm import BOOK_LM
@@ -125,13 +126,13 @@ def test_check_batched_decode_catches_a_decoder_that_mixes_sequences():
 
 
 def test_point_rows_on_cpu_and_gpu_shaped_results(cpu_result):
-    rows = lab.point_rows(cpu_result)
+    rows = view.point_rows(cpu_result)
     copy_bw = cpu_result["measurements"]["copy"]["bytes_per_s"]
     for r in rows:
         assert r["bound_s"] == pytest.approx(r["step_bytes"] / copy_bw)  # a CPU: the copy rate
         assert r["timed"] == "eager" and r["roofline_s"] is None
         assert r["tokens_per_s"] == pytest.approx(r["batch"] / r["eager_s"])
-    g = lab.point_rows(gpu_shaped(cpu_result))
+    g = view.point_rows(gpu_shaped(cpu_result))
     for r in g:
         assert r["timed"] == "graph" and r["step_s"] == pytest.approx(r["eager_s"] / 2)
         assert r["bound_s"] == pytest.approx(r["step_bytes"] / H200.hbm_bytes_per_s)
@@ -139,20 +140,20 @@ def test_point_rows_on_cpu_and_gpu_shaped_results(cpu_result):
 
 
 def test_comparison_rows_with_and_without_a_reference(cpu_result, tmp_path, monkeypatch):
-    assert lab.comparison_rows(None) == []
-    assert "no measurement yet" in str(lab.comparison_table(None, None))
-    mine = lab.comparison_rows(None, cpu_result)
+    assert view.comparison_rows(None) == []
+    assert "no measurement yet" in str(view.comparison_table(None, None))
+    mine = view.comparison_rows(None, cpu_result)
     assert [r.yours for r in mine] and all(r.h200 is None for r in mine)
     # the with-file path: a result saved where the reference is looked for
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
     assert lab.reference_or_none() is None
     core.save_result(gpu_shaped(cpu_result), tmp_path)
     ref = lab.reference_or_none()
-    rows = lab.comparison_rows(ref)
+    rows = view.comparison_rows(ref)
     assert rows and all(r.model is not None and r.h200 is not None and r.yours is None
                         for r in rows)
-    assert "yours" in str(lab.comparison_table(ref, cpu_result))
-    assert "decode-lab-small" in lab.describe(ref)
+    assert "yours" in str(view.comparison_table(ref, cpu_result))
+    assert "decode-lab-small" in view.describe(ref)
 
 
 def test_grader_passes_the_model_and_names_the_classic_mistakes():
@@ -191,13 +192,62 @@ def test_kernel_breakdown_splits_the_step():
              "eager": {"median_s": 20e-3}, "graph": {"median_s": 10e-3}, "kernel_profile": prof}
     result = {"measurements": {"copy": {"bytes_per_s": 3e12},
                                "models": [{"name": "m", "points": [point]}]}}
-    kb = lab.kernel_breakdown(result, "m", 128, 1)
+    kb = view.kernel_breakdown(result, "m", 128, 1)
     assert kb["step_s"] == 10e-3 and kb["timed"] == "graph"
     assert kb["matmul_s"] + kb["other_s"] == pytest.approx(kb["kernel_time_s"])
     assert kb["idle_s"] == pytest.approx(2e-3)
     assert kb["matmul_bytes_per_s"] == pytest.approx(2e12)
     assert kb["copy_bound_s"] == pytest.approx(4e-3)
     assert kb["other_each_s"] == pytest.approx(2e-3 / 6)
-    assert lab.kernel_breakdown(result, "m", 128, 2) is None
+    assert view.kernel_breakdown(result, "m", 128, 2) is None
     del point["kernel_profile"]
-    assert lab.kernel_breakdown(result, "m", 128, 1) is None
+    assert view.kernel_breakdown(result, "m", 128, 1) is None
+
+
+def _profiled(eager_s, graph_s, kernels, batch=1, context=128):
+    return {"batch": batch, "context": context, "kv_bytes": 1, "step_bytes": 1e6,
+            "eager": {"median_s": eager_s}, "graph": {"median_s": graph_s},
+            "kernels_per_step": kernels}
+
+
+def test_launch_model_reads_the_small_models_host_time_and_predicts_the_eager_step():
+    """Synthetic run: book-lm's eager step is 200 kernels in 4 ms (20 us each, host-bound); the
+    big model launches 500 kernels (host 10 ms) and its graph replays in 2 ms (host-bound) or
+    30 ms (device-bound)."""
+    small = {"name": "tiny", "matmul_parameters": 10, "points": [_profiled(4e-3, 0.4e-3, 200)]}
+    big = {"name": "big", "matmul_parameters": 10**9,
+           "points": [_profiled(10.5e-3, 2e-3, 500), _profiled(31e-3, 30e-3, 500, batch=256),
+                      {**_profiled(9e-3, 2e-3, None, batch=4)}]}  # not profiled: no row
+    result = {"tier": "gpu", "measurements": {"copy": {"bytes_per_s": 3e12},
+                                              "models": [big, small]}}
+    host = view.launch_s(result)
+    assert host["model"] == "tiny" and host["launch_s"] == pytest.approx(20e-6)
+    rows = view.eager_rows(result)
+    assert [(r["batch"], r["model"]) for r in rows] == [(1, "big"), (256, "big")]
+    assert rows[0]["model_s"] == pytest.approx(10e-3)  # the host's 500 launches
+    assert rows[1]["model_s"] == pytest.approx(30e-3)  # the device's work
+    # no small model, or a CPU result without kernel counts: no prediction
+    assert view.eager_rows({"measurements": {"models": [big]}}) == []
+    del small["points"][0]["graph"]
+    assert view.launch_s(result) is None
+
+
+def test_cpu_result_has_no_eager_prediction(cpu_result):
+    assert view.eager_rows(cpu_result) == []
+    assert all(r.claim is lab.LAB.claim("tokens_hbm_bound")
+               for r in view.comparison_rows(None, cpu_result))
+
+
+def test_shipped_reference_rows_name_both_claims():
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    kinds = {r.claim.key: r.claim.kind for r in rows}
+    assert kinds == {"tokens_hbm_bound": "bound", "eager_step": "prediction"}
+    eager = [r for r in rows if r.claim.key == "eager_step"]
+    assert len(eager) == 4  # B = 1 and 256 at both contexts: the profiled points
+    # the model is computed from the run: kernels x book-lm's time per launch, or the graph
+    host = view.launch_s(ref)
+    one = next(r for r in view.eager_rows(ref) if (r["context"], r["batch"]) == (128, 1))
+    assert one["model_s"] == pytest.approx(one["kernels"] * host["launch_s"])

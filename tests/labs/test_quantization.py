@@ -9,6 +9,7 @@ import torch
 
 from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
 from helpers.labs import quantization as lab
+from helpers.labs.analysis import quantization as view
 from helpers.models import quantization as qz
 
 
@@ -57,20 +58,20 @@ def test_reference_is_none_without_a_file_and_read_with_one(install_reference):
     install_reference()
     ref = lab.reference_or_none()
     assert ref["lab"] == "quantization"
-    table = str(lab.comparison_table(ref, ref))
+    table = str(view.comparison_table(ref, ref))
     assert "int8-channel" in table and "dense M=1" in table and "int8 M=" not in table
-    assert "no measurement yet" in str(lab.comparison_table(None, None))
+    assert "no measurement yet" in str(view.comparison_table(None, None))
 
 
 def test_analysis_of_a_gpu_shaped_result(cpu_result):
     r = gpu_shaped(cpu_result)
-    rows = lab.speed_rows(r)
+    rows = view.speed_rows(r)
     for row in rows:
         assert row["speedup"] == pytest.approx(1.8)
         # a CPU result is fp32: int8 quarters the weights' bytes (not x's, nor y's)
         assert 3.5 < row["speedup_bound"] < 4.0
-    assert "int8 M=1" in str(lab.comparison_table(r, None))
-    assert "int8" in lab.describe(r)
+    assert "int8 M=1" in str(view.comparison_table(r, None))
+    assert "int8" in view.describe(r)
 
 
 def test_weight_only_bytes():
@@ -125,3 +126,58 @@ def test_grader_accepts_the_right_answer():
 def test_grader_rejects_wrong_answers_with_a_reason(fn, message):
     v = lab.grade_per_channel(fn)
     assert v.status == "FAIL" and message in str(v), str(v)
+
+
+def test_error_rows_against_a_synthetic_result():
+    """Two matrices with known errors: the rows weight them by their sizes, and the model is
+    s/sqrt(12) * sqrt(1 - 1/G) with G the weights per scale."""
+    import math
+
+    errs = [{"scheme": "int4-g32", "layer": "a", "shape": [2, 64], "rms_error": 0.3,
+             "rms_model": 0.3, "max_error": 0.5, "max_model": 0.5, "max_over_half_step": 0.9,
+             "weight_rms": 1.0},
+            {"scheme": "int4-g32", "layer": "b", "shape": [4, 64], "rms_error": 0.6,
+             "rms_model": 0.6, "max_error": 0.5, "max_model": 0.5, "max_over_half_step": 1.0,
+             "weight_rms": 2.0}]
+    (row,) = view.error_rows({"measurements": {"errors": errs}})
+    assert row["weights"] == 384 and row["max_over_half_step"] == 1.0
+    w2 = 128 * 1.0 + 256 * 4.0
+    assert row["rms_error"] == pytest.approx(math.sqrt((128 * 0.09 + 256 * 0.36) / w2))
+    assert row["rms_model"] == pytest.approx(row["rms_uniform"] * math.sqrt(1 - 1 / 32))
+    assert view.block_size("int8-tensor", (3, 5)) == 15
+    assert view.block_size("int8-channel", (3, 5)) == 5
+    assert view.block_size("int4-g128", (3, 256)) == 128
+
+
+def test_shipped_reference_rms_error_needs_the_exact_weight_per_block():
+    """On the H200 run the absmax model holds every scheme within its tolerance, and the plain
+    uniform model s/sqrt(12) (no exact weight per block) would leave it at groups of 32: the
+    claim can fail."""
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    claim = lab.LAB.claim("rms_error")
+    rows = {r["scheme"]: r for r in view.error_rows(ref)}
+    assert set(rows) == set(lab.SCHEMES)
+    assert all(claim.holds(r["rms_model"], r["rms_error"]) for r in rows.values())
+    g32 = rows["int4-g32"]
+    assert not claim.holds(g32["rms_uniform"], g32["rms_error"])
+    kinds = {r.claim.key: r.claim.kind for r in view.comparison_rows(ref)}
+    assert kinds == {"state_bytes": "prediction", "rms_error": "prediction",
+                     "max_error": "bound", "matmul_copy_bound": "bound"}
+
+
+def test_claim_numbers_of_the_shipped_reference():
+    """What the page says of its claims: the predictions' largest errors within their
+    tolerances, the bounds' fractions at most 1, the uniform model's error at g32 above the
+    rms claim's tolerance (the correction matters)."""
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    cn = view.claim_numbers(ref)
+    assert cn["state_bytes"] <= lab.LAB.claim("state_bytes").tolerance
+    assert cn["rms_error"] <= lab.LAB.claim("rms_error").tolerance < abs(cn["uniform_g32"])
+    for key in ("max_error", "dense", "int8", "naive"):
+        lo, hi = cn[key]
+        assert 0 < lo <= hi <= 1 + (lab.LAB.claim("matmul_copy_bound").tolerance
+                                    if key != "max_error" else 0)

@@ -10,6 +10,7 @@ import torch
 
 from helpers.labs import core
 from helpers.labs import speculative as lab
+from helpers.labs.analysis import speculative as view
 from helpers.models import speculative as model
 
 
@@ -75,29 +76,30 @@ def test_the_result_file(cpu_result):
     assert m["correctness"]["identical"] and len(m["correctness"]["cases"]) == 4
     assert 0 < m["correctness"]["alpha_teacher_forced"] < 1
     assert m["steps"]["cost_ratio"] > 0 and 0 < m["steps"]["ops_ratio"] < 1
-    rows = lab.sweep_rows(cpu_result)
+    rows = view.sweep_rows(cpu_result)
     assert [r["draft_len"] for r in rows] == [1, 3]
     for r in rows:
         assert 1 <= r["tokens_per_cycle"] <= r["draft_len"] + 1
         assert r["tokens_model"] == pytest.approx(
             model.expected_tokens_per_cycle(r["alpha"], r["draft_len"]))
         assert r["speedup"] > 0 and r["cycle_s"] > 0
-    assert "exact: True" in lab.describe(cpu_result)
+    assert "exact: True" in view.describe(cpu_result)
     assert torch.get_num_threads() >= 1  # restored after the one-thread CPU run
 
 
 def test_table_without_and_with_a_reference(cpu_result, tmp_path, monkeypatch):
-    assert "no measurement yet" in str(lab.comparison_table(None, None))
-    mine = lab.comparison_table(None, cpu_result)
+    assert "no measurement yet" in str(view.comparison_table(None, None))
+    mine = view.comparison_table(None, cpu_result)
     assert "yours" in str(mine) and "tokens per cycle g=3" in str(mine)
     monkeypatch.setattr(core, "REFERENCE_DIR", tmp_path)
     assert lab.reference_or_none() is None
     core.save_result(cpu_result, tmp_path)
     ref = lab.reference_or_none()
     assert ref is not None
-    rows = lab.comparison_rows(ref, cpu_result)
+    rows = view.comparison_rows(ref, cpu_result)
     assert all(r.h200 is not None and r.model is not None for r in rows)
-    json.dumps([r.__dict__ for r in rows])
+    assert all(r.claim is not None for r in rows)  # each names its claim ...
+    json.dumps([{k: v for k, v in r.__dict__.items() if k != "claim"} for r in rows])  # ... the rest is data
 
 
 def test_grader():
@@ -121,20 +123,19 @@ def test_bad_input(models, prompt):
 def test_agreement_summary_against_a_direct_computation(cpu_result):
     """The worst relative errors equal a plain loop over the sweep rows; the verdicts follow
     the tolerances; every number the page quotes exists with and without a result."""
-    rows = lab.sweep_rows(cpu_result)
-    a = lab.agreement_summary(cpu_result)
+    rows = view.sweep_rows(cpu_result)
+    a = view.agreement_summary(cpu_result)
     tok = max(abs(r["tokens_per_cycle"] / r["tokens_model"] - 1) for r in rows)
     spd = max(abs(r["speedup"] / r["speedup_model_v"] - 1) for r in rows)
     assert a["tokens_err"] == pytest.approx(tok) and a["speedup_err"] == pytest.approx(spd)
-    assert a["tokens_within"] == (tok <= lab.TOKENS_TOLERANCE)
-    assert a["speedup_within"] == (spd <= lab.SPEEDUP_TOLERANCE)
+    assert a["tokens_within"] == (tok <= view.TOKENS_TOLERANCE)
+    assert a["speedup_within"] == (spd <= view.SPEEDUP_TOLERANCE)
     assert a["tokens_side_longest"] in ("above", "below") and a["longest_g"] == 3
-    assert lab.agreement_summary(None) is None
-    with_ref, without = lab.prose_numbers(cpu_result), lab.prose_numbers(None)
+    assert view.agreement_summary(None) is None
+    with_ref, without = view.prose_numbers(cpu_result), view.prose_numbers(None)
     assert with_ref.keys() == without.keys()
     assert with_ref["tok_verdict"] in ("within", "outside")
-    assert set(without.values()) == {lab.MISSING}
-    assert lab.reference_numbers is lab.prose_numbers and lab.PENDING == lab.MISSING  # the page's names
+    assert set(without.values()) == {view.MISSING}
 
 
 def test_the_median_round_is_kept_with_every_rounds_time():
@@ -143,3 +144,28 @@ def test_the_median_round_is_kept_with_every_rounds_time():
     mid = lab._median_round(rounds)
     assert mid["tag"] == "mid" and mid["rounds_s"] == [3.0, 1.0, 2.0]
     assert lab._middle([[5.0], [4.0]], key=sum) == [4.0]  # even count: the lower middle
+
+
+def test_shipped_reference_rows_are_predictions_from_the_runs_own_inputs():
+    """Every row names one of the lab's three predictions; the cost-ratio row's model is the
+    run's operator counts, and the tokens rows' standard error follows the capped geometric
+    spread over the run's cycles."""
+    import math
+
+    ref = lab.reference_or_none()
+    if ref is None:
+        pytest.skip("no H200 reference shipped")
+    rows = view.comparison_rows(ref)
+    assert {r.claim.key for r in rows} == {"tokens_per_cycle", "speedup", "cost_ratio"}
+    assert all(r.claim.kind == "prediction" for r in rows)
+    st = ref["measurements"]["steps"]
+    (c_row,) = [r for r in rows if r.claim.key == "cost_ratio"]
+    assert c_row.model == pytest.approx(st["draft"]["ops"] / st["target"]["ops"])
+    assert view.TOKENS_TOLERANCE == lab.LAB.claim("tokens_per_cycle").tolerance
+    for r, p in zip(view.sweep_rows(ref), ref["measurements"]["sweep"]["points"]):
+        want = (model.tokens_per_cycle_std(r["alpha"], r["draft_len"]) / math.sqrt(p["cycles"])
+                / r["tokens_model"])
+        assert r["tokens_stderr"] == pytest.approx(want)
+    # the longest draft is the least pinned: its standard error is the largest
+    se = [r["tokens_stderr"] for r in view.sweep_rows(ref)]
+    assert max(se) == se[-1] and min(se) == se[0]

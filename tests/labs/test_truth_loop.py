@@ -13,13 +13,6 @@ import pytest
 from helpers.labs import core, summary
 from helpers.labs.report import Claim, Row
 
-#: Labs whose rows do not name claims yet. It may only shrink: a test below fails when a lab
-#: listed here has moved onto claims, so the list never overstates what is pending.
-PENDING = frozenset({
-    "decode",
-    "quantization",
-    "speculative",
-})
 
 NAMES = [n for n, _ in summary.LABS]
 
@@ -37,7 +30,7 @@ def test_every_h200_value_holds_its_claim(name):
     assert summary.violations(_rows(name)) == []
 
 
-@pytest.mark.parametrize("name", sorted(set(NAMES) - PENDING))
+@pytest.mark.parametrize("name", NAMES)
 def test_every_row_names_a_claim_its_lab_declares(name):
     record = summary.lab_record(name)
     rows = _rows(name)
@@ -51,17 +44,10 @@ def test_every_row_names_a_claim_its_lab_declares(name):
         f"{sorted({c.key for c in record.claims} - used)}")
 
 
-@pytest.mark.parametrize("name", sorted(set(NAMES) - PENDING))
+@pytest.mark.parametrize("name", NAMES)
 def test_every_lab_makes_a_prediction(name):
     kinds = {c.kind for c in summary.lab_record(name).claims}
     assert "prediction" in kinds, f"{name} declares only bounds; a lab's model must predict something"
-
-
-@pytest.mark.parametrize("name", sorted(PENDING))
-def test_pending_labs_really_are_pending(name):
-    record = summary.lab_module(name).LAB
-    assert not isinstance(record, core.Lab) or not record.claims, (
-        f"{name} declares claims: remove it from PENDING")
 
 
 def test_a_prediction_outside_its_tolerance_is_a_violation():

@@ -88,7 +88,7 @@ def structure_diagram() -> Figure:
 def rate_figure(panels: Mapping[str, Sequence[Mapping]], *, title: str):
     """Tokens per second against batch size, one panel per ``panels`` key, log-log.
 
-    Each panel is a list of rows of :func:`helpers.labs.decode.point_rows` (one model and
+    Each panel is a list of rows of :func:`helpers.labs.analysis.decode.point_rows` (one model and
     context): measured (eager, and CUDA graph where present), the bandwidth bound, the bound
     at the measured copy bandwidth, and the roofline with the compute roof where present.
     """

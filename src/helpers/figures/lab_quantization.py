@@ -139,7 +139,7 @@ def error_figure(errors: Sequence[Mapping], *, title: str):
 
 def speed_figure(rows: Sequence[Mapping], *, title: str):
     """Median time per path against tokens per step ``M`` (from
-    :func:`helpers.labs.quantization.speed_rows`), each with its bandwidth bound dashed."""
+    :func:`helpers.labs.analysis.quantization.speed_rows`), each with its bandwidth bound dashed."""
     if not rows:
         raise ValueError("rows must not be empty")
     fig, ax = new_figure(1, 1, width_in=6.4, height_in=3.6)

@@ -221,7 +221,7 @@ def lab_figure(runs: Mapping[str, Sequence[Mapping]], *, title: str):
     """Measured tokens per cycle and speedup per draft length (markers) beside the model at each
     run's own acceptance rate and cost ratio (dashed lines), and the speedup model with each
     draft length's measured verification ratio ``v`` (dotted, crosses). ``runs[name]`` is a
-    list of :func:`helpers.labs.speculative.sweep_rows`."""
+    list of :func:`helpers.labs.analysis.speculative.sweep_rows`."""
     if not runs or not any(runs.values()):
         raise ValueError("runs must hold at least one non-empty sweep")
     fig, (ax1, ax2) = new_figure(1, 2, width_in=8.6, height_in=3.4)

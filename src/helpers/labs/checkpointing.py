@@ -1,4 +1,4 @@
-"""Lab runner: checkpointing under injected failures.
+"""Lab runner: checkpointing under injected failures (used by ``labs/checkpointing.md``).
 
 Two experiments, both on the CPU (the training is a small model; the lab is about processes,
 files and failures, and a CUDA device, if present, is not used: the reference run on the GPU

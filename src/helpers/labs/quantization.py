@@ -30,7 +30,8 @@ Page: ``labs/quantization.md``. Run as
 Additions to the lab framework, kept in this module: :func:`weight_only_matmul_bytes` (the
 traffic of the speed section, not a formula-sheet model because it composes
 :func:`helpers.models.quantization.bits_per_weight` with the activations' bytes) and
-:func:`grade_per_channel` (the grader of the page's exercise).
+:func:`grade_per_channel` (the grader of the page's exercise). What the page computes from a
+result (the speed rows, the table) is in :mod:`helpers.labs.analysis.quantization`.
 """
 
 from __future__ import annotations
@@ -43,13 +44,12 @@ from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
 from helpers.labs.grading import Verdict, check_outputs
-from helpers.labs.report import Row, Table
+from helpers.labs.report import Claim
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
            "kernel_configs", "weight_only_matmul_bytes", "layer_errors",
            "measure_model", "measure_kernel_checks", "measure_speed",
-           "run", "reference_or_none", "speed_rows", "comparison_rows", "comparison_table",
-           "describe", "grade_per_channel", "reference_per_channel", "main"]
+           "run", "reference_or_none", "grade_per_channel", "reference_per_channel", "main"]
 
 #: The GPU whose datasheet the page quotes (and on which the reference was measured).
 GPU = specs.H200_SXM
@@ -67,7 +67,41 @@ LAB = core.Lab(
     "quantization", pages=("labs/quantization.md",),
     sizes={"speed_k": (1024, SPEED_K), "val_windows": (4, None),
            "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30)},
-    budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True)
+    budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True,
+    claims=(
+        Claim("state_bytes", "bytes of the quantized model's state", "prediction",
+              model="helpers.models.quantization.quantized_weight_bytes",
+              ceilings="none: a count of codes and fp16 scales, plus two bytes per remaining "
+                       "(bf16) parameter",
+              tolerance=0.01,
+              why="the bytes are counted, not measured with noise: the per-tensor model leaves "
+                  "out one 2-byte scale per matrix (a few dozen bytes in megabytes) and the "
+                  "state holds no other tensor, so 1 % (the table's resolution) is loose"),
+        Claim("rms_error", "RMS weight error over the weights' RMS, per scheme", "prediction",
+              model="helpers.models.quantization.absmax_rms_rounding_error",
+              ceilings="none: each weight's own step (its block's absmax / q_max) and the "
+                       "number of weights per scale",
+              tolerance=0.01,
+              why="the rounding error of the weights that are not a block's maximum is uniform "
+                  "over a step only on average: 33k to 164k weights per matrix leave a "
+                  "sampling spread of 0.1 to 0.3 % per matrix (0.45 / sqrt(n)), and int4's "
+                  "seven codes per side make the weights' density less flat over a step than "
+                  "int8's; 1 % still tells the one exact weight per group of 32 (1.6 %) apart"),
+        Claim("max_error", "largest weight error in half-steps of its own scale", "bound",
+              model="helpers.models.quantization.max_rounding_error",
+              ceilings="none: rounding to the nearest code of an absmax grid (nothing clips)",
+              limit="upper",
+              why="rounding to the nearest point of a grid of step s moves a value by at most "
+                  "s/2; book-lm's weights, stored in 16 bits, sit exactly on some half-steps, "
+                  "so the bound is reached"),
+        Claim("matmul_copy_bound", "decode matmul time (L2 flushed)", "bound",
+              model="helpers.labs.quantization.weight_only_matmul_bytes",
+              ceilings="the copy rate (read + write) measured in the same run",
+              limit="lower", tolerance=0.05,
+              why="the product must read its weights and activations and write its output; a "
+                  "stream that mostly reads may run a few % faster than a copy, which also "
+                  "writes, hence the allowed overshoot"),
+    ))
 #: Largest error of the int8 kernel against float64, relative to the largest |output|, per
 #: activation dtype (the output is rounded to that dtype).
 KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
@@ -364,89 +398,6 @@ def run(device: str | None = None) -> dict:
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
-
-
-# --- analysis ----------------------------------------------------------------------------------
-
-IMPLS = ("dense", "naive", "int8")
-
-
-def speed_rows(result: dict) -> list[dict]:
-    """Per M: each path's median time, its bytes, its bound at the measured copy bandwidth, and
-    the fraction of that bandwidth it reaches."""
-    sp = result["measurements"]["speed"]
-    bw = sp["copy_bandwidth"]["bytes_per_s"]
-    rows = []
-    for p in sp["points"]:
-        row = {"m": p["m"], "bandwidth": bw}
-        for name in IMPLS:
-            e = p.get(name)
-            row[f"{name}_bytes"] = p[f"{name}_bytes"]
-            row[f"{name}_bound_s"] = p[f"{name}_bytes"] / bw
-            row[f"{name}_s"] = e["bench"]["median_s"] if e else None
-            row[f"{name}_of_bw"] = (p[f"{name}_bytes"] / bw / e["bench"]["median_s"]) if e else None
-        row["speedup"] = (row["dense_s"] / row["int8_s"]) if row["int8_s"] else None
-        row["speedup_bound"] = p["dense_bytes"] / p["int8_bytes"]
-        rows.append(row)
-    return rows
-
-
-def comparison_rows(ref: dict | None, mine: dict | None = None) -> list[Row]:
-    """Model | H200 | yours rows: memory per scheme (MB) and the speed sweep's times (us).
-
-    The model of a time is the bytes moved over the copy bandwidth measured in the same run
-    (the H200 run's for the H200 column; the H200 datasheet's peak is quoted on the page)."""
-    rows: list[Row] = []
-    mem_ref = ref["measurements"]["memory"]["schemes"] if ref else {}
-    mem_mine = mine["measurements"]["memory"]["schemes"] if mine else {}
-    for name in SCHEMES:
-        a, b = mem_ref.get(name, {}), mem_mine.get(name, {})
-        if not a and not b:
-            continue
-        rows.append(Row(f"state of book-lm, {name}", "MB", 1e6,
-                        model=(a or b).get("model_bytes"), h200=a.get("measured_bytes"),
-                        yours=b.get("measured_bytes")))
-    r_ref = {r["m"]: r for r in speed_rows(ref)} if ref else {}
-    r_mine = {r["m"]: r for r in speed_rows(mine)} if mine else {}
-    for m in sorted(set(r_ref) | set(r_mine)):
-        a, b = r_ref.get(m, {}), r_mine.get(m, {})
-        for name in IMPLS:
-            if a.get(f"{name}_s") is None and b.get(f"{name}_s") is None:
-                continue
-            rows.append(Row(f"{name} M={m}", "us", 1e-6, model=a.get(f"{name}_bound_s"),
-                            h200=a.get(f"{name}_s"), yours=b.get(f"{name}_s")))
-    return rows
-
-
-def comparison_table(ref: dict | None, mine: dict | None) -> Table:
-    """The lab's table of :func:`comparison_rows` (one row saying so when nothing is measured)."""
-    rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
-    return Table("Weight-only quantization: memory and decode matmul time", rows,
-                 yours_label="yours" if mine is not None else None)
-
-
-def describe(result: dict) -> str:
-    """A few lines summarizing a result."""
-    m = result["measurements"]
-    checks = m["kernel_checks"]
-    worst = max(c["rel_error"] for c in checks["cases"])
-    lines = [f"int8 kernel checked on {len(checks['cases'])} tiny cases "
-             f"({'interpreter' if checks['interpreted'] else 'GPU'}): worst relative error "
-             f"{worst:.2g}"]
-    q = m["quality"]
-    lines.append(f"bits per byte, unquantized: {q['baseline_bpb']:.4f} "
-                 f"({q['val_bytes_scored']} validation bytes)")
-    for name, s in q["schemes"].items():
-        lines.append(f"  {name:<13} {s['bpb']:.4f} ({100 * s['bpb_increase']:+.2f} %), greedy "
-                     f"tokens agreeing {100 * s['token_agreement']:.0f} %")
-    sp = m["speed"]
-    lines.append(f"copy bandwidth {sp['copy_bandwidth']['bytes_per_s'] / 1e9:.3g} GB/s; "
-                 f"matmul {sp['n']} x {sp['k']} in {sp['dtype']}")
-    for r in speed_rows(result):
-        parts = [f"{name} {r[f'{name}_s'] * 1e6:.3g} us ({100 * r[f'{name}_of_bw']:.0f} % of bw)"
-                 for name in IMPLS if r[f"{name}_s"] is not None]
-        lines.append(f"  M={r['m']:>2}: " + ", ".join(parts))
-    return "\n".join(lines)
 
 
 # --- grading -------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ import numpy as np
 from ._checks import positive, positive_array, positive_int
 
 __all__ = ["eager_time_s", "serial_time_s", "graph_time_s", "graph_speedup", "crossover_n_kernels",
-           "launch_bound_fraction", "fit_line", "graph_kernel_time_s", "launch_crossover_bytes"]
+           "launch_bound_fraction", "fit_line", "graph_kernel_time_s", "launch_crossover_bytes",
+           "eager_step_time_s"]
 
 
 def eager_time_s(n_kernels, launch_s: float, kernel_s: float, sync_s: float = 0.0):
@@ -317,6 +318,57 @@ def fit_line(n_kernels, times_s) -> tuple[float, float]:
     design = np.stack([np.ones_like(n), n], axis=1)
     (a, b), *_ = np.linalg.lstsq(design, t, rcond=None)
     return float(a), float(b)
+
+
+# --- labs3: a step of unequal kernels, launched eagerly (the decode lab's prediction) -------
+
+def eager_step_time_s(n_kernels: int, launch_s: float, device_s: float) -> float:
+    r"""Seconds of one step of ``n_kernels`` unequal kernels launched one by one from the host.
+
+    .. math:: T_\text{eager} = \max\left(n\,t_l,\ T_\text{dev}\right)
+
+    The two-stage pipeline of :func:`eager_time_s` (host launches, device runs; the slower
+    stage sets the pace) when the kernels differ: the host needs :math:`n t_l` to launch them
+    all, the device :math:`T_\text{dev}`, the step's time with no launch cost (its CUDA graph
+    replay). With equal kernels, :math:`T_\text{dev} = n t_k`, it is :func:`eager_time_s`.
+
+    Parameters
+    ----------
+    n_kernels : int
+        Kernels the step launches, :math:`n` (>= 1).
+    launch_s : float
+        Host time per launch, :math:`t_l` (s, > 0): for a PyTorch model, the framework's
+        per-operator work as well as the driver's launch.
+    device_s : float
+        The step's device time without launch cost, :math:`T_\text{dev}` (s, > 0).
+
+    Returns
+    -------
+    float
+        :math:`T_\text{eager}` (s).
+
+    Assumptions
+    -----------
+    The launch queue never fills and the host does nothing else; no overlap is lost where the
+    two stages take about as long (there the step is a little slower than the model).
+
+    References
+    ----------
+    NVIDIA, *CUDA C++ Programming Guide*, section "Asynchronous Concurrent Execution": kernel
+    launches return to the host before the kernel completes, so host and device overlap.
+
+    Examples
+    --------
+    The decode lab's H200 step at one sequence: 506 kernels at 16.2 µs of host time each,
+    1.96 ms of device time (the graph replay): the host sets the pace, about 8.2 ms.
+
+    >>> round(eager_step_time_s(506, 16.2e-6, 1.96e-3) * 1e3, 2)
+    8.2
+    """
+    n = positive_int("n_kernels", n_kernels)
+    launch_s = positive("launch_s", launch_s)
+    device_s = positive("device_s", device_s)
+    return max(n * launch_s, device_s)
 
 
 def _n(n_kernels):

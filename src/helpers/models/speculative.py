@@ -49,7 +49,8 @@ from . import _checks
 
 __all__ = ["expected_tokens_per_cycle", "cycle_cost", "speedup", "cost_per_token",
            "operations_factor", "optimal_draft_length", "acceptance_rate",
-           "residual_distribution", "acceptance_from_tokens_per_cycle"]
+           "residual_distribution", "acceptance_from_tokens_per_cycle",
+           "tokens_per_cycle_std", "launch_bound_cost_ratio"]
 
 
 def expected_tokens_per_cycle(acceptance: float, draft_len: int) -> float:
@@ -378,3 +379,90 @@ def _distribution(name: str, x):
                                                                           abs_tol=1e-6):
         raise ValueError(f"{name} must be non-negative and sum to 1, got sum {a.sum()!r}")
     return a
+
+
+# --- labs3: the spread of a cycle's tokens, and c when launches set the cost (the lab's claims)
+
+def tokens_per_cycle_std(acceptance: float, draft_len: int) -> float:
+    r"""Standard deviation of the tokens one cycle yields (dimensionless), under the
+    independence of :func:`expected_tokens_per_cycle`.
+
+    With :math:`M = \min(K, \gamma)` the drafts accepted (:math:`P(M \ge k) = \alpha^k` for
+    :math:`k \le \gamma`) and :math:`N = M + 1`:
+
+    .. math:: \operatorname{Var} N = \sum_{k=1}^{\gamma} (2k - 1)\,\alpha^k
+              - \Bigl(\sum_{k=1}^{\gamma} \alpha^k\Bigr)^2
+
+    Over :math:`n` cycles the mean's standard error is this over :math:`\sqrt n`: what a
+    finite text allows a measured tokens-per-cycle to differ from the formula.
+
+    Parameters
+    ----------
+    acceptance : float
+        :math:`\alpha` in [0, 1].
+    draft_len : int
+        :math:`\gamma` (>= 0).
+
+    References
+    ----------
+    Leviathan et al. (2023), equation 1 and its capped geometric variable (the mean); the
+    variance follows from :math:`E[M^2] = \sum_k (2k - 1) P(M \ge k)`.
+
+    Examples
+    --------
+    The H200 run's acceptance 0.792 at :math:`\gamma = 8`: a spread of about 2.8 tokens
+    around a mean of 4.2, so 121 cycles pin the mean to about 6 %:
+
+    >>> round(tokens_per_cycle_std(0.792, 8), 2)
+    2.82
+    """
+    a = _fraction("acceptance", acceptance)
+    if isinstance(draft_len, bool) or not isinstance(draft_len, int) or draft_len < 0:
+        raise ValueError(f"draft_len must be an integer >= 0, got {draft_len!r}")
+    g = draft_len
+    if a in (0.0, 1.0) or g == 0:
+        return 0.0  # the cycle always yields 1, or always g + 1
+    if g <= 4096:
+        mean = sum(a ** k for k in range(1, g + 1))
+        second = sum((2 * k - 1) * a ** k for k in range(1, g + 1))
+    else:  # the sums in closed form (a ** g underflows harmlessly for a long draft)
+        ag = a ** g
+        mean = a * (1 - ag) / (1 - a)
+        weighted = a * (1 - (g + 1) * ag + g * ag * a) / (1 - a) ** 2  # sum of k a^k
+        second = 2 * weighted - mean
+    return math.sqrt(max(0.0, second - mean * mean))
+
+
+def launch_bound_cost_ratio(draft_ops: int, target_ops: int) -> float:
+    r"""The cost ratio :math:`c` (dimensionless) when every operator a step dispatches costs the
+    same host and launch time: the draft's operators per step over the target's.
+
+    .. math:: c \approx \frac{n_\text{draft}}{n_\text{target}}
+
+    Parameters
+    ----------
+    draft_ops, target_ops : int
+        Operators (ATen calls) one decode step of each model dispatches (>= 1).
+
+    Assumptions
+    -----------
+    Launch-bound steps (each kernel shorter than its launch), so a step's time is its count of
+    launches times one launch; costs outside the dispatched operators (the step's Python, the
+    argmax's synchronization) are the same for both models and pull the measured :math:`c`
+    toward 1.
+
+    References
+    ----------
+    Leviathan et al. (2023), definition 3.7 (c is a ratio of step times); NVIDIA, *CUDA C++
+    Programming Guide*, "Asynchronous Concurrent Execution" (launches pipeline with kernels).
+
+    Examples
+    --------
+    The lab's pair on the H200: 224 operators per ``book-draft`` step, 434 per ``book-lm``:
+
+    >>> round(launch_bound_cost_ratio(224, 434), 3)
+    0.516
+    """
+    d = _positive_int("draft_ops", draft_ops)
+    t = _positive_int("target_ops", target_ops)
+    return d / t
