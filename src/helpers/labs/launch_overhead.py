@@ -79,24 +79,14 @@ LAB = core.Lab(
               tolerance=0.10,
               why="a launch-bound chain is paced by the host, n max(t_l, t_kg); t_l is a "
                   "median of host-timed loops whose p20-p80 spread is 8% on the H200, so two "
-                  "loops timed apart agree to about that: 10%",
-              miss="the slope fitted over all chains (6.6 us per kernel) is below the host's "
-                   "8.3 us per launch because the host's launch cost drifted during the run: "
-                   "the chains of 5 or more kernels ran at 6.2 to 8.6 us per kernel and "
-                   "single chains spread by up to 39% (p20-p80); the chain timed by the host "
-                   "(n = 200) is within 3%. Closed by timing the host per chain "
-                   "(chain[i].host_enqueue, added to the runner after this reference)"),
+                  "loops timed apart agree to about that: 10%"),
         Claim("graph_speedup", "a chain's eager time over its time from one CUDA graph",
               "prediction", model="helpers.models.launch.graph_speedup",
               ceilings="measured in the same run: the host's time per launch, the graph's "
                        "launch cost and its per-kernel cost (fitted lines)",
               tolerance=0.10,
               why="the eager time carries the host timing's 8% spread and the graph line is "
-                  "exact to 1% (its bench spread), so the ratio holds to about 10%",
-              miss="at the longest chain (n = 1000) the eager chain ran at 6.25 us per kernel, "
-                   "25% below the host's 8.3 us per launch measured at n = 200, so the "
-                   "speedup predicted from that launch cost is too large by the same factor: "
-                   "the host's drift of the eager_chain claim; at n = 200 it is within 3%"),
+                  "exact to 1% (its bench spread), so the ratio holds to about 10%"),
         Claim("graph_kernel_hbm", "per-kernel time in a graph of a kernel larger than L2",
               "prediction", model="helpers.models.launch.graph_kernel_time_s",
               ceilings="measured in the same run: the tiny kernel's time in a graph and the "
@@ -112,12 +102,12 @@ LAB = core.Lab(
               tolerance=0.20,
               why="the product of the launch cost (8% spread) and the bandwidth (7% among "
                   "kernels), read off a sweep interpolated between its sizes: 20%",
-              miss="the sweep steps by 4x in size and its crossing lies between its 33.5 MB "
-                   "and 134 MB kernels; at 33.5 MB the eager/graph ratio (1.13) misses the "
-                   "1.1 threshold by 3% because that kernel's 16 MiB tensor stays in the "
-                   "50 MiB L2, where its graph time (6.4 us) is faster than HBM allows, so the "
-                   "interpolation puts the crossing at 56 MB while the HBM model says 31 MB, "
-                   "just below that kernel. Closed by sizes between 32 and 128 MB"),
+              miss="the sweep steps by 4x in size, and the kernel just above the predicted "
+                   "crossing has a tensor that stays in the 50 MiB L2 between repetitions, so "
+                   "inside a graph it runs faster than HBM allows and its eager/graph ratio stays "
+                   "above the threshold; the interpolated crossing lands at the next, HBM-bound "
+                   "size. The page glues the sizes, the ratio and both times. Closed by sweep "
+                   "sizes between 32 and 128 MB, or by flushing the L2 between repetitions"),
     ))
 
 
