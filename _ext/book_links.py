@@ -117,18 +117,14 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    import json
-
-    nb = json.loads(_with_cached_outputs(app, executed).decode("utf-8"))
-    nb = resolve_markdown(nb, _glue_of(app, nb))
-    target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    target.write_bytes(_with_cached_outputs(app, executed))  # prose resolved at the end
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
 def _resolve_downloads(app, exception):
-    """Resolve every offered notebook once the build has written them all: with launch buttons
-    configured, the theme copies the executed notebook into ``_sources`` itself, after
-    :func:`_offer_notebook` ran, so the resolution is applied (again, harmlessly) at the end."""
+    """Resolve the prose of every offered notebook, once, after the build has written them all
+    (with launch buttons configured the theme copies the executed notebook into ``_sources``
+    itself, after :func:`_offer_notebook` ran, so earlier would be too early)."""
     if exception is not None or app.builder.format != "html":
         return
     import json

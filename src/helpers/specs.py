@@ -28,7 +28,7 @@ from NVIDIA's architecture whitepapers rather than the datasheets, so they carry
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -323,20 +323,13 @@ A100_SXM_80GB = GPUSpec(
     note="Datasheet marks sparse figures with an asterisk; dense = sparse / 2.",
 )
 
-A100_SXM_40GB = GPUSpec(
+#: The 40 GB part: the 80 GB part's GPU, SMs and peaks (derived, not copied); only the memory
+#: and its sources differ.
+A100_SXM_40GB = replace(
+    A100_SXM_80GB,
     name="A100 SXM 40GB",
-    architecture="Ampere (GA100)",
-    form_factor="SXM4",
     hbm_bytes=40e9,
     hbm_bytes_per_s=1555e9,
-    dense_flop_per_s={"fp64": 9.7 * T, "fp64_tensor": 19.5 * T, "fp32": 19.5 * T,
-                      "tf32": 156 * T, "bf16": 312 * T, "fp16": 312 * T, "int8": 624 * T},
-    sparse_flop_per_s={"tf32": 312 * T, "bf16": 624 * T, "fp16": 624 * T, "int8": 1248 * T},
-    nvlink=NVLINK3_A100,
-    pcie=PCIE_GEN4_X16,
-    tdp_w=400,
-    sm_count=108,
-    **_AMPERE_SM,
     hbm_pin_rate_bits_per_s=2 * 1215 * MHz,
     arch_note="The part the whitepaper describes: HBM2 at 1215 MHz, double data rate, over "
               "5120 bits (1555 GB/s).",

@@ -1,7 +1,7 @@
 """Every lab's model against its H200 measurement, in one place (the appendix's status page).
 
-Each lab runner has ``comparison_rows(ref, mine=None) -> list[Row]``: the rows its own page
-shows, each naming the :class:`~.report.Claim` (a prediction or a bound) that its lab record
+Each lab's analysis module has ``comparison_rows(ref, mine=None) -> list[Row]``: the rows its
+own page shows, each naming the :class:`~.report.Claim` (a prediction or a bound) that its lab record
 declares. This module lists the labs, reads each shipped H200 reference, and keeps the rows
 that have both a model value and an H200 value, so the book can say in one place how well its
 models predict real hardware, and its tests can hold every H200 value to its claim
@@ -85,15 +85,10 @@ def lab_module(name: str):
 
 
 def analysis_module(name: str):
-    """The module with a listed lab's ``comparison_rows``: ``helpers.labs.analysis.<name>``
-    where the lab's page-side code has moved out of its runner, else the runner."""
+    """``helpers.labs.analysis.<name>``: a listed lab's page-side code, with its
+    ``comparison_rows``."""
     lab_module(name)  # a listed lab
-    try:
-        return importlib.import_module(f"helpers.labs.analysis.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name not in (f"helpers.labs.analysis.{name}", "helpers.labs.analysis"):
-            raise
-        return lab_module(name)
+    return importlib.import_module(f"helpers.labs.analysis.{name}")
 
 
 def lab_record(name: str) -> core.Lab:
