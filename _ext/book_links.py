@@ -13,6 +13,11 @@
   glued value is written into the markdown as the page shows it, glued figures become images
   attached to their cell, and cross-references, glossary terms, citations and labels become
   plain text. The notebook still opens and runs in JupyterLab.
+* **Plain markdown for assistants.** Every page is also written as plain markdown beside its
+  HTML (``chapters/gemm.md`` next to ``chapters/gemm.html``): prose with its numbers resolved,
+  code fenced as Python, text outputs fenced below it (:func:`helpers.notebook_prose.page_markdown`).
+  ``llms.txt`` at the site's root lists them by part with each page's first sentence (the
+  llms.txt proposal, https://llmstxt.org), and ``llms-full.txt`` holds every page in reading order.
 * **Launch buttons and the repository link** appear only when the environment variable
   ``BOOK_REPOSITORY_URL`` names the public repository (the publish workflow sets it from
   ``github.server_url``/``github.repository``; ``BOOK_REPOSITORY_BRANCH`` picks the branch,
@@ -30,7 +35,8 @@ import os
 from pathlib import Path
 from urllib.parse import urlparse
 
-from helpers.notebook_prose import glued_values, resolve_markdown
+from helpers.notebook_prose import (glued_values, llms_txt, markdown_page, page_markdown,
+                                    resolve_markdown, summary_sentence)
 
 BINDER = "https://mybinder.org"
 COLAB = "https://colab.research.google.com"
@@ -135,6 +141,64 @@ def _resolve_downloads(app, exception):
                                    ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _toc_order(app) -> list[tuple[str, list[str]]]:
+    """``(part caption, [docname, ...])`` in reading order, from the book's ``_toc.yml``: the
+    root page first, under the first part."""
+    import yaml
+
+    toc = yaml.safe_load((Path(app.srcdir) / "_toc.yml").read_text(encoding="utf-8"))
+
+    def files(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                yield str(Path(entry["file"]).with_suffix(""))
+            yield from files(entry.get("sections"))
+
+    parts = toc.get("parts") or [{"caption": "Contents", "chapters": toc.get("chapters")}]
+    order = [(p.get("caption") or "Contents", list(files(p.get("chapters")))) for p in parts]
+    order[0][1].insert(0, str(Path(toc["root"]).with_suffix("")))
+    return order
+
+
+def _page_text(app, docname: str) -> str | None:
+    """A page as plain markdown, from its executed notebook when it ran, else its source."""
+    import json
+
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{docname}.ipynb"
+    if executed.is_file():
+        nb = json.loads(_with_cached_outputs(app, executed).decode("utf-8"))
+        return page_markdown(nb, _glue_of(app, nb))
+    source = Path(app.env.doc2path(docname))
+    if source.suffix != ".md" or not source.is_file():
+        return None
+    return page_markdown(markdown_page(source.read_text(encoding="utf-8")))
+
+
+def _export_markdown(app, exception):
+    """Write every page as plain markdown beside its HTML, and ``llms.txt``/``llms-full.txt``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out, sections, full = Path(app.outdir), [], []
+    for caption, docnames in _toc_order(app):
+        pages = []
+        for docname in docnames:
+            if docname not in app.env.found_docs:
+                continue
+            text = _page_text(app, docname)
+            if text is None:
+                continue
+            target = out / f"{docname}.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            title = app.env.titles[docname].astext() if docname in app.env.titles else docname
+            pages.append((title, f"{docname}.md", summary_sentence(text)))
+            full.append(text)
+        sections.append((caption, pages))
+    summary = sections[0][1][0][2] if sections and sections[0][1] else ""
+    (out / "llms.txt").write_text(llms_txt(app.config.html_title or app.config.project, summary, sections), encoding="utf-8")
+    (out / "llms-full.txt").write_text("\n\n---\n\n".join(full), encoding="utf-8")
+
+
 def _label_notebook(app, pagename, templatename, context, doctree):
     """Say in the menu that the notebook carries its outputs."""
     for group in context.get("header_buttons", []):
@@ -149,4 +213,5 @@ def setup(app):
     app.connect("html-page-context", _offer_notebook, priority=500)
     app.connect("html-page-context", _label_notebook, priority=502)
     app.connect("build-finished", _resolve_downloads)
+    app.connect("build-finished", _export_markdown)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

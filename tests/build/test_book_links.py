@@ -169,6 +169,30 @@ def test_download_menu_offers_the_executed_notebook_with_outputs(built, which):
     assert not [p for p in html.rglob("*.html") if "fontawesome.js" in p.read_text(encoding="utf-8")]
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_every_page_is_exported_as_plain_markdown_and_indexed_in_llms_txt(built, which):
+    """For readers who study with an assistant: each page as markdown beside its HTML, numbers
+    resolved, code and outputs fenced; llms.txt lists the pages in order with their links."""
+    html = built[which]
+    demo = (html / "chapters" / "demo.md").read_text(encoding="utf-8")
+    assert "The answer is 4.20, a demo number [demo]." in demo, demo
+    assert "```python\nfrom myst_nb import glue\nprint(6 * 7)" in demo, demo
+    assert "```text\n42\n```" in demo, demo
+    assert "{glue" not in demo and "(sec-demo)=" not in demo and "---\njupytext" not in demo
+    intro = (html / "intro.md").read_text(encoding="utf-8")
+    assert intro.startswith("# Tiny book\n\nA page with no code."), intro
+    index = (html / "llms.txt").read_text(encoding="utf-8")
+    lines = index.splitlines()
+    assert lines[0] == "# AI Systems Performance Engineering", index
+    assert "> A page with no code." in lines, index
+    links = re.findall(r"^- \[([^\]]+)\]\(([^)]+)\)(: .*)?$", index, re.M)
+    assert [(t, u) for t, u, _ in links] == [("Tiny book", "intro.md"),
+                                             ("Demo notebook", "chapters/demo.md")], index
+    assert all((html / u).is_file() for _, u, _ in links)
+    full = (html / "llms-full.txt").read_text(encoding="utf-8")
+    assert full.index("# Tiny book") < full.index("# Demo notebook")
+
+
 def test_repository_options_validate_and_pick_providers():
     links = _spec()
     assert links.repository_options({}) == {}
