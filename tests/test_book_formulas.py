@@ -91,3 +91,20 @@ def test_block_form_math_and_missing_docstring():
 ])
 def test_unit_from_the_name_suffix(name, unit):
     assert bf.unit_of(name) == unit
+
+
+def test_the_sheet_has_no_doctest_and_follows_reading_order():
+    """Docstring examples stay in the code; a lesson's formulas sit under its page, in the
+    order of the table of contents, and every teaching page's section names its entries."""
+    text = bf.formula_sheet_markdown(ROOT).text
+    assert ">>>" not in text
+    from helpers.book import toc_entries
+
+    labels = [bf._label_of(ROOT / f"{f}.md") for f in toc_entries(ROOT)]
+    shown = [lab for lab in labels if lab and f"### {{ref}}`{lab}`" in text]
+    assert shown == sorted(shown, key=lambda lab: text.index(f"### {{ref}}`{lab}`"))
+    e = next(e for e in ENTRIES if e.name == "amdahl_speedup")
+    section = text[text.index("### {ref}`sec-performance-models`"):]
+    section = section[:section.index("\n### ", 1)]
+    assert "**`amdahl_speedup`**" in section
+    assert e.inputs and all(f"`{p}`" in section for p in e.inputs)

@@ -2,8 +2,11 @@
 
 Every public function of every ``helpers.models`` module is one entry: its one-line summary,
 the ``.. math::`` equation of its docstring, the unit of its result (from the name's suffix or the
-summary), its Assumptions and References sections, and the page that teaches it (the page that
-labels the docstring's equation, else the first page in reading order whose source calls it).
+summary), its inputs (the function's parameters, whose names carry their units), its Assumptions
+and References sections, and the page that teaches it (the page that labels the docstring's
+equation, else the first page in reading order whose source calls it). The sheet is printed one
+compact section per page, in reading order under its part, so a lesson's formulas sit together;
+models no page uses yet close it, by module. Docstring examples (``>>>``) stay in the code.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class Entry:
     module_references: str | None  # its module's, which the sheet shows once per module
     page: str | None        # toc file of the page that teaches it
     page_label: str | None  # its (sec-...) label
+    inputs: tuple[str, ...] = ()  # the function's parameter names (their suffixes carry units)
 
 
 def model_functions() -> list[tuple[str, str, object]]:
@@ -182,12 +186,20 @@ def formula_entries(root: str | Path | None = None) -> list[Entry]:
             eq_label=d["eq_label"], unit=unit_of(name, d["summary"], d["returns"]),
             assumptions=d["assumptions"], references=d["references"],
             module_references=_module_references(module), page=page,
-            page_label=_label_of(root / f"{page}.md") if page else None))
+            page_label=_label_of(root / f"{page}.md") if page else None,
+            inputs=tuple(p for p in inspect.signature(fn).parameters
+                         if p not in ("self", "args", "kwargs"))))
     return entries
 
 
+_DOCTEST = re.compile(r"(?m)^[ \t]*>>>.*(?:\n(?![ \t]*\n).*)*")
+
+
 def _md(text: str) -> str:
-    """Docstring reST to MyST: inline math, literals and cross-references, one paragraph."""
+    """Docstring reST to MyST: inline math, literals and cross-references, one paragraph;
+    doctest examples (a ``>>>`` line and the lines up to the next blank one) are dropped."""
+    text = _DOCTEST.sub("", text)
+    text = text.split(">>>")[0]  # an example run into the same line
     text = re.sub(r":math:`([^`]*)`", r"$\1$", text)
     text = re.sub(r":(?:func|class|mod|meth|data|attr):`~?([^`]*)`", r"`\1`", text)
     text = text.replace("``", "`")
@@ -201,36 +213,79 @@ def _md_items(text: str) -> list[str]:
     return items or [_md(text)]
 
 
+def _parts(root: Path) -> list[tuple[str, list[str]]]:
+    """``(part caption, [toc file, ...])`` in reading order (the root page in the first part)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+
+    def files(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                yield node["file"]
+            for key in ("chapters", "sections"):
+                yield from files(node.get(key) or [])
+        elif isinstance(node, list):
+            for item in node:
+                yield from files(item)
+
+    parts = [(p.get("caption", ""), list(files(p))) for p in toc.get("parts", [])]
+    if toc.get("chapters"):
+        parts.append(("", list(files(toc["chapters"]))))
+    if parts:
+        parts[0][1].insert(0, toc["root"])
+    return parts
+
+
+def _entry_markdown(e: Entry) -> list[str]:
+    out = [f"**`{e.name}`** (`{e.module}`): {_md(e.summary)}", ""]
+    if e.equation:
+        eq = e.equation
+        if "&" in eq and r"\begin" not in eq:  # alignment points need an environment
+            eq = r"\begin{aligned}" + eq + r"\end{aligned}"
+        out += ["$$", eq, "$$", ""]
+    facts = [f"unit: {e.unit or 'see the docstring'}"]
+    if e.inputs:
+        facts.append("inputs: " + ", ".join(f"`{p}`" for p in e.inputs))
+    if e.references:
+        items = [i for i in _md_items(e.references) if i]
+        if items:
+            facts.append("source: " + "; ".join(items))
+    elif e.module_references:
+        items = [i for i in _md_items(e.module_references) if i]
+        if items:
+            facts.append("source: " + "; ".join(items))
+    out.append("- " + "; ".join(facts))
+    if e.assumptions:
+        out.append(f"- assumptions: {_md(e.assumptions)}")
+    out.append("")
+    return out
+
+
 def formula_sheet_markdown(root: str | Path | None = None) -> Markdown:
-    """The formula sheet as MyST markdown: one section per module, one entry per model."""
+    """The formula sheet as MyST markdown: a section per teaching page in reading order, under
+    its part, then the models no page uses yet, by module."""
+    root = Path(root or ROOT)
     entries = formula_entries(root)
-    out: list[str] = []
-    current = None
+    by_page: dict[str, list[Entry]] = {}
     for e in entries:
-        if e.module != current:
-            current = e.module
-            doc = (importlib.import_module(f"helpers.models.{e.module}").__doc__ or "").strip()
-            out += [f"### `helpers.models.{e.module}`", "", _md(doc.split("\n\n")[0]), ""]
-            if e.module_references:
-                out += ["Sources for this module:", ""]
-                out += [f"- {item}" for item in _md_items(e.module_references)] + [""]
-        out.append(f"**`{e.name}`**: {_md(e.summary)}")
-        out.append("")
-        if e.equation:
-            eq = e.equation
-            if "&" in eq and r"\begin" not in eq:  # alignment points need an environment
-                eq = r"\begin{aligned}" + eq + r"\end{aligned}"
-            out += ["$$", eq, "$$", ""]
-        facts = [f"unit of the result: {e.unit or 'see the docstring'}"]
-        if e.page_label:
-            facts.append(f"taught in {{ref}}`{e.page_label}`")
-        out.append("- " + "; ".join(facts))
-        if e.assumptions:
-            out.append(f"- assumptions: {_md(e.assumptions)}")
-        if e.references:
-            items = _md_items(e.references)
-            out.append("- source: " + (items[0] if len(items) == 1 else "; ".join(items)))
-        elif e.module_references:
-            out.append("- source: the module's sources above")
-        out.append("")
+        by_page.setdefault(e.page or "", []).append(e)
+    out: list[str] = []
+    for caption, files in _parts(root):
+        pages = [f for f in files if by_page.get(f)]
+        if not pages:
+            continue
+        out += [f"## {caption}" if caption else "## Pages", ""]
+        for page in pages:
+            label = _label_of(root / f"{page}.md")
+            out += [f"### {{ref}}`{label}`" if label else f"### `{page}`", ""]
+            for e in by_page[page]:
+                out += _entry_markdown(e)
+    untaught = by_page.get("", [])
+    if untaught:
+        out += ["## Models no page uses yet", "",
+                "Library functions the labs and figures call, or models written ahead of the page "
+                "that will teach them, by module.", ""]
+        for e in sorted(untaught, key=lambda e: e.module):
+            out += _entry_markdown(e)
     return Markdown("\n".join(out))
