@@ -163,6 +163,9 @@ def test_download_menu_offers_the_executed_notebook_with_outputs(built, which):
     prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "The answer is 4.20, a demo number [demo]." in prose, prose
     assert "{glue" not in prose and "(sec-demo)=" not in prose
+    # The bibliography labels its entry as the text cites it (_ext/bibliography.py).
+    intro = (html / "intro.html").read_text(encoding="utf-8")
+    assert "Author 2026" in intro and "[Aut26]" not in intro
     # The plain page offers its source only.
     assert not any(h.endswith(".ipynb") for h in _hrefs(html / "intro.html"))
     # _ext/offline_assets drops the theme's unused icon script from every written page.
