@@ -2,13 +2,15 @@
 and a published number for each.
 
 * :func:`helpers.models.decode_bandwidth.config_decode_step_bytes` and
-  :func:`~helpers.models.decode_bandwidth.config_kv_cache_bytes` (from the decode lab).
+  :func:`~helpers.models.decode_bandwidth.config_kv_cache_bytes` (from the decode lab);
+* :func:`helpers.models.quantization.weight_only_matmul_bytes` (from the quantization lab).
 """
 
 import pytest
 import torch
 
 from helpers.models import decode_bandwidth as dbw
+from helpers.models import quantization as qz
 from helpers.models import transformer as tf
 from helpers.nn.decoder import Decoder, KVCache
 from helpers.nn.tinylm import BOOK_LM
@@ -89,3 +91,41 @@ def test_kv_cache_bytes_rejects_bad_input(bad):
     cfg = args.pop("cfg")
     with pytest.raises(ValueError):
         dbw.config_kv_cache_bytes(cfg, **args)
+
+
+def test_weight_only_bytes():
+    n = k = 8192
+    dense = qz.weight_only_matmul_bytes(1, n, k, weight_bits=16)
+    int8 = qz.weight_only_matmul_bytes(1, n, k, weight_bits=8)
+    assert dense == 2 * n * k + 2 * (k + n)
+    # oracle: codes, one fp16 scale per row, x and y in bf16, counted by hand
+    assert int8 == n * k + 2 * n + 2 * (k + n)
+    assert 1.99 < dense / int8 < 2.0
+    assert qz.weight_only_matmul_bytes(1, n, k, weight_bits=4, group_size=32) == pytest.approx(
+        qz.quantized_weight_bytes(n * k, 4, group_size=32) + 2 * (k + n))
+    with pytest.raises(ValueError, match="m must be an integer"):
+        qz.weight_only_matmul_bytes(0, n, k, weight_bits=8)
+    with pytest.raises(ValueError, match="act_bytes"):
+        qz.weight_only_matmul_bytes(1, n, k, weight_bits=8, act_bytes=0)
+
+
+def test_weight_only_bytes_limits():
+    """Limits: the weights dominate at M = 1 and the activations grow linearly in M; a 32-bit
+    dense matrix is twice a 16-bit one; int4 with one scale per row is half of int8's codes plus
+    the same scales."""
+    n, k = 4096, 1024
+    f = qz.weight_only_matmul_bytes
+    assert f(3, n, k, weight_bits=8) - f(2, n, k, weight_bits=8) == 2 * (k + n)
+    assert f(1, n, k, weight_bits=32, act_bytes=4) - 4 * (k + n) == 2 * (
+        f(1, n, k, weight_bits=16) - 2 * (k + n))
+    codes8 = f(1, n, k, weight_bits=8) - 2 * n - 2 * (k + n)
+    codes4 = f(1, n, k, weight_bits=4) - 2 * n - 2 * (k + n)
+    assert codes4 == codes8 / 2 == n * k / 2
+
+
+def test_weight_only_bytes_of_llama_cpp_q4_0():
+    """llama.cpp's ``block_q4_0`` (ggml-common.h): 32 4-bit codes and one fp16 scale, 18 bytes,
+    4.5 bits per weight; one 4096 x 4096 matrix in it is 4096 * 4096 / 32 blocks of 18 bytes."""
+    n = k = 4096
+    w = qz.weight_only_matmul_bytes(1, n, k, weight_bits=4, group_size=32, act_bytes=2)
+    assert w - 2 * (k + n) == n * k // 32 * 18
