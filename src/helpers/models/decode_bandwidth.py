@@ -279,8 +279,9 @@ def config_kv_cache_bytes(cfg, *, batch: int, context_len: int,
 
 def config_decode_step_bytes(cfg, batch: int, context_len: int,
                              bytes_per_element: float) -> float:
-    r"""Bytes (decimal) one decode step of ``cfg`` reads: :math:`Q_w + B\,Q_{kv}`
-    (:func:`decode_step_bytes`, eq-decode-step).
+    r"""Bytes (decimal) one decode step of ``cfg`` reads (:func:`decode_step_bytes`, eq-decode-step).
+
+    .. math:: Q_{\text{step}} = Q_w + B\,Q_{kv}
 
     :math:`Q_w` is the weights the step multiplies with, once:
     :func:`~helpers.models.transformer.matmul_parameter_count` (attention, MLP and output head)
