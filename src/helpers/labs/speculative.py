@@ -163,6 +163,23 @@ def prompts(device: str, n: int | None = None, length: int | None = None):
 
 # --- measurements ---------------------------------------------------------------------------
 
+def _greedy_agreement(target, draft, prompt_list, n_new: int) -> tuple[list, float, int]:
+    """The target's greedy continuation of each prompt, and the teacher-forced acceptance rate
+    on them (positions ``P-1 .. P+n_new-2``, whose next token is generated, pooled over the
+    prompts): ``(continuations, rate, positions)``."""
+    import torch
+
+    refs, accepted, positions = [], 0.0, 0
+    for p in prompt_list:
+        with torch.no_grad():
+            ref = target.generate(p, n_new)
+        rate, n = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
+        refs.append(ref)
+        accepted += rate * n
+        positions += n
+    return refs, accepted / positions, positions
+
+
 def model_inputs(device: str = "cpu") -> dict:
     """What the page's prediction needs, measured from the models, not the machine: the
     teacher-forced acceptance rate on the target's greedy continuations of the lab's prompts,
@@ -175,13 +192,7 @@ def model_inputs(device: str = "cpu") -> dict:
     torch.set_num_threads(1)
     try:
         target, draft = load_models(device)
-        rates, positions = 0.0, 0
-        for p in prompts(device):
-            with torch.no_grad():
-                ref = target.generate(p, new_tokens())
-            r, n = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
-            rates += r * n
-            positions += n
+        _, alpha, positions = _greedy_agreement(target, draft, prompts(device), new_tokens())
         ops = {}
         for name, m in (("target", target), ("draft", draft)):
             cache = KVCache(m.cfg, batch=1, max_seq_len=8)
@@ -191,7 +202,7 @@ def model_inputs(device: str = "cpu") -> dict:
                 ops[name] = count_ops(lambda: m(tok, cache=cache, start_pos=1))
     finally:
         torch.set_num_threads(threads)
-    return {"alpha": rates / positions, "positions": positions, "ops_target": ops["target"],
+    return {"alpha": alpha, "positions": positions, "ops_target": ops["target"],
             "ops_draft": ops["draft"], "ops_ratio": ops["draft"] / ops["target"],
             "params_target": target.num_parameters(), "params_draft": draft.num_parameters(),
             "layers_target": target.cfg.n_layers, "layers_draft": draft.cfg.n_layers}
@@ -200,16 +211,9 @@ def model_inputs(device: str = "cpu") -> dict:
 def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict:
     """Speculative output against ``target.generate`` for every prompt and draft length, and
     the teacher-forced agreement on the target's greedy text."""
-    import torch
-
-    cases, rates, positions = [], [], 0
-    for i, p in enumerate(prompt_list):
-        with torch.no_grad():
-            ref = target.generate(p, n_new)
-        # the positions whose next token is generated: P-1 .. P+n_new-2
-        r, npos = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
-        rates.append(r * npos)
-        positions += npos
+    refs, alpha, positions = _greedy_agreement(target, draft, prompt_list, n_new)
+    cases = []
+    for i, (p, ref) in enumerate(zip(prompt_list, refs)):
         for g in lengths:
             out = speculative_generate(target, draft, p, n_new, g)
             diff = (out != ref)[0].nonzero()
@@ -217,7 +221,7 @@ def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict
             cases.append({"prompt": i, "draft_len": g, "identical": first is None,
                           "first_difference": first})
     return {"cases": cases, "identical": all(c["identical"] for c in cases),
-            "alpha_teacher_forced": sum(rates) / positions, "positions": positions}
+            "alpha_teacher_forced": alpha, "positions": positions}
 
 
 def measure_steps(target, draft, prompt, device: str, lengths) -> dict:
