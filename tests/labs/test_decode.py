@@ -10,7 +10,10 @@ from helpers import specs
 from helpers.labs import core
 from helpers.labs import decode as lab
 from helpers.labs.analysis import decode as view
+from helpers.models import decode_bandwidth as dbw
 from helpers.models import transformer as tf
+from helpers.nn import decode_models as dm
+from helpers.profiling import dispatch
 from helpers.nn.decoder import Decoder, KVCache
 from helpers.nn.tinylm import BOOK_LM
 
@@ -55,49 +58,11 @@ def test_cpu_run_writes_a_valid_result(result_file, cpu_result):
         got = [(p["context"], p["batch"]) for p in mod["points"]]
         assert got == [(c, b) for c in lab.contexts(cfg) for b in lab.batches()]
         for p in mod["points"]:  # the allocated cache is exactly the model's KV bytes
-            assert p["kv_bytes"] == lab.kv_bytes(cfg, batch=p["batch"], context_len=p["context"],
+            assert p["kv_bytes"] == dbw.config_kv_cache_bytes(cfg, batch=p["batch"], context_len=p["context"],
                                                  bytes_per_element=4)
             assert p["eager"]["median_s"] > 0 and "graph" not in p
             last = (p["context"], p["batch"]) == (lab.contexts(cfg)[-1], lab.batches()[-1])
             assert ("stock_eager" in p) == last  # the book's attention, timed at one point
-
-
-def test_decode_bytes_limits_and_linearity():
-    cfg = lab.GPU_CONFIG
-    w = tf.weight_bytes(tf.matmul_parameter_count(cfg), 2)
-    assert lab.decode_bytes(cfg, 1, 0, 2) == w  # no context: the weights alone
-    assert lab.decode_bytes(cfg, 7, 0, 2) == w  # ... whatever the batch: read once
-    per_token = tf.kv_cache_bytes_per_token(cfg, 2)
-    for b, s in ((1, 1), (3, 100), (256, 4096)):
-        assert lab.decode_bytes(cfg, b, s, 2) == pytest.approx(w + b * s * per_token, rel=1e-12)
-    # twice the batch adds exactly one more batch's KV cache
-    assert (lab.decode_bytes(cfg, 8, 512, 2) - lab.decode_bytes(cfg, 4, 512, 2)
-            == pytest.approx(4 * 512 * per_token))
-
-
-def test_decode_bytes_against_the_tensors_of_a_real_decoder():
-    """Oracle: the bytes of the Linear weights of an actual module and of an allocated cache."""
-    cfg = lab.CPU_CONFIG
-    model = Decoder(cfg).to(torch.bfloat16)
-    linear = sum(m.weight.nbytes for m in model.modules() if isinstance(m, torch.nn.Linear))
-    cache = KVCache(cfg, batch=3, max_seq_len=50, dtype=torch.bfloat16)
-    assert lab.decode_bytes(cfg, 3, 50, 2) == linear + cache.nbytes
-
-
-def test_published_weight_bytes_of_llama2_7b():
-    """Agarwal et al. (2023), Databricks, "Model Bandwidth Utilization": a 7B model in 16-bit
-    reads about 14 GB per step; Llama-2-7B's matrices are 6.6 billion (13.2 GB in bf16) since the
-    embedding table is gathered, not read whole."""
-    w = lab.decode_bytes(tf.LLAMA2_7B, 1, 0, 2)
-    assert 13e9 < w < 14e9
-    assert tf.weight_bytes(tf.parameter_count(tf.LLAMA2_7B), 2) == pytest.approx(13.5e9, rel=0.01)
-
-
-@pytest.mark.parametrize("bad", [dict(batch=0), dict(batch=1.5), dict(context_len=-1)])
-def test_decode_bytes_rejects_bad_input(bad):
-    args = dict(batch=2, context_len=10) | bad
-    with pytest.raises(ValueError):
-        lab.decode_bytes(BOOK_LM, args["batch"], args["context_len"], 2)
 
 
 def test_read_once_attention_equals_the_books_on_a_prompt_and_a_step():
@@ -105,8 +70,8 @@ def test_read_once_attention_equals_the_books_on_a_prompt_and_a_step():
     cfg = tf.TransformerConfig(name="t", n_layers=2, d_model=64, n_heads=8, n_kv_heads=2,
                                d_ff=96, vocab_size=50, max_seq_len=32)
     stock = Decoder(cfg).double().eval()
-    fast = lab.read_once(copy.deepcopy(stock))
-    assert all(isinstance(b.attn, lab.ReadOnceAttention) for b in fast.blocks)
+    fast = dm.read_once(copy.deepcopy(stock))
+    assert all(isinstance(b.attn, dm.ReadOnceAttention) for b in fast.blocks)
     tokens = torch.randint(50, (3, 9))
     c1, c2 = (KVCache(cfg, batch=3, max_seq_len=10, dtype=torch.float64) for _ in range(2))
     with torch.no_grad():
@@ -117,7 +82,7 @@ def test_read_once_attention_equals_the_books_on_a_prompt_and_a_step():
 
 
 def test_check_batched_decode_catches_a_decoder_that_mixes_sequences():
-    model = lab.read_once(lab.build_model(BOOK_LM, "cpu", torch.float32))
+    model = dm.read_once(dm.build_model(BOOK_LM, "cpu", torch.float32))
     assert lab.check_batched_decode(model, "cpu")["batched_vs_alone"] < 1e-4
     original = model.blocks[0].mlp.forward
     model.blocks[0].mlp.forward = lambda x: original(x) + x.mean(0, keepdim=True)  # batch leak
@@ -157,13 +122,13 @@ def test_comparison_rows_with_and_without_a_reference(cpu_result, tmp_path, monk
 
 
 def test_grader_passes_the_model_and_names_the_classic_mistakes():
-    assert lab.grade_decode_bytes(lab.decode_bytes).passed
+    assert lab.grade_decode_bytes(dbw.config_decode_step_bytes).passed
 
     def weights_only(cfg, b, s, e):
         return tf.weight_bytes(tf.matmul_parameter_count(cfg), e)
 
     def per_sequence(cfg, b, s, e):
-        return b * lab.decode_bytes(cfg, 1, s, e)
+        return b * dbw.config_decode_step_bytes(cfg, 1, s, e)
 
     v = lab.grade_decode_bytes(weights_only)
     assert not v.passed and "KV cache" in str(v)
@@ -172,15 +137,15 @@ def test_grader_passes_the_model_and_names_the_classic_mistakes():
     v = lab.grade_decode_bytes(lambda *a: 1 / 0)
     assert not v.passed and "ZeroDivisionError" in str(v)
     with pytest.raises(ValueError):
-        lab.grade_decode_bytes(lab.decode_bytes, trials=0)
+        lab.grade_decode_bytes(dbw.config_decode_step_bytes, trials=0)
 
 
 def test_kernel_profile_is_gpu_evidence_only():
     """The kernel profile (count, time, matmul vs other) needs the CUDA profiler: None on a CPU,
     and kernels_per_step follows it."""
-    assert lab.kernel_profile(lambda: None, "cpu") is None
-    assert lab.kernels_per_step(lambda: None, "cpu") is None
-    assert all(m == m.lower() for m in lab.MATMUL_KERNEL_MARKS)
+    assert dispatch.kernel_profile(lambda: None, "cpu") is None
+    assert dispatch.kernels_per_step(lambda: None, "cpu") is None
+    assert all(m == m.lower() for m in dispatch.MATMUL_KERNEL_MARKS)
 
 
 def test_kernel_breakdown_splits_the_step():

@@ -74,22 +74,6 @@ def test_analysis_of_a_gpu_shaped_result(cpu_result):
     assert "int8" in view.describe(r)
 
 
-def test_weight_only_bytes():
-    n = k = 8192
-    dense = lab.weight_only_matmul_bytes(1, n, k, weight_bits=16)
-    int8 = lab.weight_only_matmul_bytes(1, n, k, weight_bits=8)
-    assert dense == 2 * n * k + 2 * (k + n)
-    # oracle: codes, one fp16 scale per row, x and y in bf16, counted by hand
-    assert int8 == n * k + 2 * n + 2 * (k + n)
-    assert 1.99 < dense / int8 < 2.0
-    assert lab.weight_only_matmul_bytes(1, n, k, weight_bits=4, group_size=32) == pytest.approx(
-        qz.quantized_weight_bytes(n * k, 4, group_size=32) + 2 * (k + n))
-    with pytest.raises(ValueError, match="positive integer"):
-        lab.weight_only_matmul_bytes(0, n, k, weight_bits=8)
-    with pytest.raises(ValueError, match="act_bytes"):
-        lab.weight_only_matmul_bytes(1, n, k, weight_bits=8, act_bytes=0)
-
-
 def right(w):
     s = w.abs().amax(dim=1, keepdim=True) / 127
     return torch.round(w / s).clamp(-127, 127).to(torch.int8), s

@@ -12,6 +12,8 @@ from helpers.labs import core
 from helpers.labs import speculative as lab
 from helpers.labs.analysis import speculative as view
 from helpers.models import speculative as model
+from helpers.profiling import dispatch
+from helpers.serving import speculative as sd
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,7 @@ def prompt():
 def test_speculative_output_is_the_targets_greedy_output(models, prompt, g):
     target, draft = models
     st = {}
-    out = lab.speculative_generate(target, draft, prompt, 24, g, stats=st)
+    out = sd.speculative_generate(target, draft, prompt, 24, g, stats=st)
     assert torch.equal(out, target.generate(prompt, 24))
     assert st["accepted"] <= st["tested"] <= st["proposed"] == st["cycles"] * g
     assert all(1 <= k <= g + 1 for k in st["per_cycle"]) and sum(st["per_cycle"]) >= 24
@@ -38,19 +40,19 @@ def test_speculative_output_is_the_targets_greedy_output(models, prompt, g):
 def test_a_draft_equal_to_the_target_accepts_everything(models, prompt):
     target, _ = models
     st = {}
-    out = lab.speculative_generate(target, target, prompt, 20, 4, stats=st)
+    out = sd.speculative_generate(target, target, prompt, 20, 4, stats=st)
     assert torch.equal(out, target.generate(prompt, 20))
     assert st["accepted"] == st["tested"] == st["proposed"]
     assert st["per_cycle"] == [5] * 4
-    rate, n = lab.agreement(target, target, out)
+    rate, n = sd.agreement(target, target, out)
     assert rate == 1.0 and n == out.shape[1]
 
 
 def test_count_ops_scales_with_layers(models):
     target, draft = models
     tok = torch.tensor([[65]])
-    t = lab.count_ops(lambda: target(tok))
-    d = lab.count_ops(lambda: draft(tok))
+    t = dispatch.count_ops(lambda: target(tok))
+    d = dispatch.count_ops(lambda: draft(tok))
     assert 0.3 < d / t < 0.8 and t > 50
 
 
@@ -113,9 +115,9 @@ def test_grader():
 def test_bad_input(models, prompt):
     target, draft = models
     with pytest.raises(ValueError, match="prompt"):
-        lab.speculative_generate(target, draft, prompt[0], 4, 2)
+        sd.speculative_generate(target, draft, prompt[0], 4, 2)
     with pytest.raises(ValueError, match="draft_len"):
-        lab.speculative_generate(target, draft, prompt, 4, 0)
+        sd.speculative_generate(target, draft, prompt, 4, 0)
     with pytest.raises(ValueError, match="prompts"):
         lab.prompts("cpu", n=0)
 

@@ -168,3 +168,25 @@ def test_shipped_reference_predictions_hold_and_bounds_are_not_passed():
     kinds = {r.claim.kind for r in rows}
     assert kinds == {"bound", "prediction"}
     assert all(r.claim.holds(r.model, r.h200) for r in rows)
+
+
+def test_prediction_summary_against_a_direct_computation():
+    """The page's counts and errors (through helpers.labs.summary) equal a plain loop over the
+    prediction rows of a GPU-like result; a prediction pushed out of its tolerance is counted
+    out, and the largest error follows it."""
+    from helpers.labs.report import relative_error
+
+    result = _gpu_like_result()
+    preds = [r for r in view.comparison_rows(result) if r.claim.kind == "prediction"
+             and r.model is not None and r.h200 is not None]
+    errors = sorted(abs(relative_error(r.model, r.h200)) for r in preds)
+    got = view.prediction_summary(result)
+    assert got["n"] == len(preds) == 5
+    assert got["within"] == sum(abs(e) <= r.claim.tolerance
+                                for e, r in zip((relative_error(r.model, r.h200) for r in preds),
+                                                preds))
+    assert got["max_abs_error"] == pytest.approx(errors[-1])
+    assert got["median_abs_error"] == pytest.approx(errors[2])
+    result["measurements"]["matmul"]["host_sync_s"] *= 2  # the host timer's prediction now misses
+    worse = view.prediction_summary(result)
+    assert worse["within"] == got["within"] - 1 and worse["max_abs_error"] > 0.4

@@ -37,7 +37,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 __all__ = ["Int8Config", "DEFAULT", "int8_matmul_kernel", "int8_matmul", "reference",
-           "INTERPRETED", "BLOCK_M"]
+           "INTERPRETED", "BLOCK_M", "TUNING_CONFIGS"]
 
 #: Rows of ``y`` per program: the smallest tile ``tl.dot`` accepts (decode has M <= 16).
 BLOCK_M = 16
@@ -73,6 +73,10 @@ class Int8Config:
 
 #: The launch settings used when none is given.
 DEFAULT = Int8Config(block_n=32, block_k=256, num_warps=4, num_stages=4)
+#: Launch configurations the quantization lab tries on a GPU, the fastest kept (the first is
+#: :data:`DEFAULT`).
+TUNING_CONFIGS = (DEFAULT, Int8Config(16, 512, 4, 4), Int8Config(32, 512, 4, 3),
+                  Int8Config(64, 256, 4, 4), Int8Config(64, 128, 8, 4), Int8Config(128, 128, 8, 3))
 
 
 @triton.jit

@@ -27,7 +27,7 @@ import triton.language as tl  # noqa: E402
 
 
 __all__ = ["copy_kernel", "triton_copy", "fma_kernel", "fma_sweep", "fma_reference",
-           "FMA_A", "FMA_B", "COPY_BLOCK", "COPY_WARPS", "INTERPRETED"]
+           "FMA_A", "FMA_B", "COPY_BLOCK", "COPY_WARPS", "COPY_CONFIGS", "INTERPRETED"]
 
 #: The sweep's multiply-add constants: y converges slowly towards b / (1 - a) = 1, so the
 #: values stay near 1 for any k and the result still depends on x (a**2048 is about 0.6).
@@ -36,6 +36,8 @@ FMA_B = 1.0 / 4096
 #: Default copy configuration (the runner also tries a few others on a GPU).
 COPY_BLOCK = 4096
 COPY_WARPS = 8
+#: Copy configurations the roofline lab tries on a GPU, the fastest kept: (BLOCK, num_warps).
+COPY_CONFIGS = ((1024, 4), (4096, 8), (8192, 8), (16384, 16))
 
 
 @triton.jit

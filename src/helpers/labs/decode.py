@@ -19,7 +19,7 @@ What it measures (timing only through :func:`helpers.bench.bench`; CUDA events o
   (:class:`helpers.nn.decoder.KVCache`) is allocated for exactly ``context`` positions and filled
   with random values, and the step decodes position ``context - 1``: it reads the whole cache,
   exactly the bytes allocated. The same step is timed eagerly and, on a GPU, replayed from a CUDA
-  graph (which removes the per-kernel launch cost; :func:`kernels_per_step` counts the kernels);
+  graph (which removes the per-kernel launch cost; the profiler counts the kernels);
 * **a copy bandwidth** (``dst.copy_(src)`` of a large buffer), the achievable side of the model;
 * **the book's own attention**, at the largest batch and longest context only: the same step
   with :class:`helpers.nn.decoder.Attention`, which copies the keys and values once per query
@@ -29,19 +29,17 @@ Correctness before timing, for every model: the allocated parameters equal
 :func:`~helpers.models.transformer.parameter_count`; every KV cache's ``nbytes`` equals
 :func:`~helpers.models.transformer.kv_cache_bytes` exactly; a batched decode step gives the
 same logits as each sequence decoded alone (after a real batched prefill); the timed attention
-(:class:`ReadOnceAttention`) gives the same logits as the book's decoder; the graph replays the
-eager step's logits.
+(:class:`~helpers.nn.decode_models.ReadOnceAttention`) gives the same logits as the book's
+decoder; the graph replays the eager step's logits.
 
-The timed attention is the book's :class:`~helpers.nn.decoder.Attention` with one change: it
-groups the query heads that share a key/value head instead of copying the keys and values once
-per query head (``repeat_interleave``), so the cache is read once per step as the model
-assumes (a serving kernel such as FlashAttention or vLLM's PagedAttention does the same).
+The timed attention (:mod:`helpers.nn.decode_models`) is the book's attention with the query
+heads of a group stacked, so the cache is read once per step as the model assumes; the bytes
+per step are :func:`helpers.models.decode_bandwidth.config_decode_step_bytes`, and the kernels
+per step come from :func:`helpers.profiling.dispatch.kernel_profile`.
 
 Page: ``labs/decode.md``. Run as
 ``python -m helpers.labs.decode --out DIR [--size small|full] [--device cpu|cuda]``.
-
-Additions to the lab framework, kept here: :func:`decode_bytes` (the model's bytes per step) and
-:func:`grade_decode_bytes` (the page's grader). What the page computes from a result (rows,
+The page's grader is :func:`grade_decode_bytes`; what the page computes from a result (rows,
 tables, the kernel breakdown) is in :mod:`helpers.labs.analysis.decode`.
 """
 
@@ -51,7 +49,6 @@ import math
 import secrets
 
 import torch
-import torch.nn.functional as F
 
 from helpers import specs
 from helpers.bench import pick, sync
@@ -59,15 +56,15 @@ from helpers.labs import core
 from helpers.labs.core import finite, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
 from helpers.labs.report import Claim
-from helpers.models import decode_bandwidth as bw_model
 from helpers.models import transformer as tf
+from helpers.models.decode_bandwidth import config_decode_step_bytes, config_kv_cache_bytes
 from helpers.models.transformer import TransformerConfig
-from helpers.nn.decoder import Attention, apply_rope
+from helpers.nn.decode_models import build_model, read_once, stock_attention
+from helpers.profiling.dispatch import kernel_profile
 
-__all__ = ["LAB", "GPU", "GPU_CONFIG", "CPU_CONFIG", "decode_bytes", "kv_bytes",
-           "ReadOnceAttention", "read_once", "build_model", "configs", "batches", "contexts",
-           "check_batched_decode", "kernels_per_step", "kernel_profile", "measure_copy",
-           "measure_model", "run", "reference_or_none", "grade_decode_bytes", "main"]
+__all__ = ["LAB", "GPU", "GPU_CONFIG", "CPU_CONFIG", "configs", "batches", "contexts",
+           "check_batched_decode", "measure_copy", "measure_model", "run", "reference_or_none",
+           "grade_decode_bytes", "main"]
 
 #: The lab's record: its page, size table and bench settings.
 LAB = core.Lab(
@@ -117,95 +114,6 @@ CPU_CONFIG = TransformerConfig(
 REL_TOLERANCE = {"float32": 1e-4, "bfloat16": 5e-2}
 
 
-# --- the model of the bytes -----------------------------------------------------------------
-
-def kv_bytes(cfg: TransformerConfig, *, batch: int, context_len: int,
-             bytes_per_element: float) -> float:
-    """KV-cache bytes of ``batch`` sequences of ``context_len`` tokens:
-    :func:`helpers.models.transformer.kv_cache_bytes` with ``cfg``'s shape."""
-    return tf.kv_cache_bytes(batch=batch, seq_len=context_len, n_layers=cfg.n_layers,
-                             n_kv_heads=cfg.n_kv_heads, head_dim=cfg.head_dim,
-                             bytes_per_element=bytes_per_element)
-
-
-def decode_bytes(cfg: TransformerConfig, batch: int, context_len: int,
-                 bytes_per_element: float) -> float:
-    """Bytes one decode step reads: the weights it multiplies with, once, plus every sequence's
-    KV cache (:func:`helpers.models.decode_bandwidth.decode_step_bytes`).
-
-    The weights are :func:`~helpers.models.transformer.matmul_parameter_count` (attention, MLP
-    and output head): the embedding table is only gathered, ``batch`` rows of it, and the norms
-    are negligible.
-
-    >>> from helpers.models.transformer import LLAMA2_7B
-    >>> round(decode_bytes(LLAMA2_7B, 1, 0, 2) / 1e9, 2)  # the weights of Llama-2-7B in bf16
-    13.21
-    """
-    if not (isinstance(batch, int) and batch >= 1):
-        raise ValueError(f"batch must be an integer >= 1, got {batch!r}")
-    if not (isinstance(context_len, int) and context_len >= 0):
-        raise ValueError(f"context_len must be an integer >= 0, got {context_len!r}")
-    weights = tf.weight_bytes(tf.matmul_parameter_count(cfg), bytes_per_element)
-    per_seq = kv_bytes(cfg, batch=1, context_len=context_len, bytes_per_element=bytes_per_element)
-    return bw_model.decode_step_bytes(weights, per_seq, batch)
-
-
-# --- the timed attention ---------------------------------------------------------------------
-
-class ReadOnceAttention(Attention):
-    """The book's attention, with the query heads of a group stacked so that each key/value head
-    is multiplied in place, never copied once per query head (``repeat_interleave``)."""
-
-    def forward(self, x, cos, sin, start_pos, cache, layer):
-        B, T, _ = x.shape
-        hkv, g, dh = self.n_kv_heads, self.n_heads // self.n_kv_heads, self.head_dim
-        q = self.wq(x).view(B, T, self.n_heads, dh).transpose(1, 2)
-        k = self.wk(x).view(B, T, hkv, dh).transpose(1, 2)
-        v = self.wv(x).view(B, T, hkv, dh).transpose(1, 2)
-        if self.rope:
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        if cache is not None:
-            k, v = cache.update(layer, start_pos, k, v)
-        S = k.shape[2]
-        # query head h = j * g + i uses key/value head j: its rows (i, t) are stacked in group j
-        q = q.reshape(B, hkv, g * T, dh)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(dh)  # (B, Hkv, g*T, S)
-        query_pos = torch.arange(start_pos, start_pos + T, device=x.device).repeat(g)[:, None]
-        key_pos = torch.arange(S, device=x.device)[None, :]
-        scores = scores.masked_fill(key_pos > query_pos, float("-inf"))
-        probs = F.softmax(scores.float(), dim=-1).type_as(q)
-        out = (probs @ v).view(B, hkv, g, T, dh).permute(0, 3, 1, 2, 4)
-        return self.wo(out.reshape(B, T, self.n_heads * dh))
-
-
-def read_once(model):
-    """Switch every attention module of ``model`` (a :class:`helpers.nn.decoder.Decoder`) to
-    :class:`ReadOnceAttention` in place (same weights); return the model."""
-    for block in model.blocks:
-        block.attn.__class__ = ReadOnceAttention
-    return model
-
-
-def build_model(cfg: TransformerConfig, device: str, dtype):
-    """A :class:`~helpers.nn.decoder.Decoder` of ``cfg`` in eval mode on ``device`` in ``dtype``:
-    ``book-lm`` with its trained weights, any other shape with random ones (decode speed does not
-    depend on the values). The rotary tables stay in float32."""
-
-    from helpers.nn import tinylm
-    from helpers.nn.decoder import Decoder, rope_tables
-
-    if cfg.name in tinylm.MODELS:
-        model = tinylm.load(cfg.name, device=device, dtype=dtype)
-    else:
-        torch.manual_seed(0)
-        with torch.device(device):
-            model = Decoder(cfg)
-        model = model.to(dtype=dtype).eval()
-    cos, sin = rope_tables(cfg.head_dim, cfg.max_seq_len, cfg.rope_theta, device=device)
-    model.rope_cos, model.rope_sin = cos, sin
-    return model
-
-
 # --- sizes ------------------------------------------------------------------------------------
 
 def configs() -> list[TransformerConfig]:
@@ -250,8 +158,7 @@ def check_batched_decode(model, device: str, *, batch: int = 3, prompt_len: int 
 
     Returns the worst relative differences; raises ``AssertionError`` beyond tolerance.
     """
-
-    from helpers.nn.decoder import Attention, KVCache
+    from helpers.nn.decoder import KVCache
 
     cfg = model.cfg
     dtype = model.embed.weight.dtype
@@ -268,66 +175,12 @@ def check_batched_decode(model, device: str, *, batch: int = 3, prompt_len: int 
     with torch.no_grad():
         together = step(model, prompts)
         alone = torch.cat([step(model, prompts[i:i + 1]) for i in range(batch)])
-        classes = [b.attn.__class__ for b in model.blocks]
-        for b in model.blocks:
-            b.attn.__class__ = Attention
-        try:
+        with stock_attention(model):
             stock = step(model, prompts)
-        finally:
-            for b, c in zip(model.blocks, classes):
-                b.attn.__class__ = c
     return {"batch": batch, "prompt_len": prompt_len,
             "batched_vs_alone": _close(together, alone, name, "batched vs one-by-one decode"),
             "read_once_vs_stock": _close(together, stock, name,
                                          "read-once vs the book's attention")}
-
-
-#: Substrings of a kernel's name that mark it as a matrix multiply (cuBLAS, cuBLASLt, CUTLASS).
-MATMUL_KERNEL_MARKS = ("gemm", "gemv", "nvjet", "cutlass", "xmma", "splitk")
-
-
-def kernel_profile(step, device: str) -> dict | None:
-    """What one call of ``step`` runs on the device (CUDA profiler): the number of kernels, the
-    sum of their durations, and both split into matrix multiplies (names with one of
-    :data:`MATMUL_KERNEL_MARKS`) and everything else, plus the five costliest kernels. None on a
-    CPU or if the profiler is unavailable; the profile is evidence, not a requirement."""
-    if not device.startswith("cuda"):
-        return None
-    try:
-        from torch.autograd import DeviceType
-        from torch.profiler import ProfilerActivity, profile
-
-        step()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            step()
-            torch.cuda.synchronize()
-        rows = []
-        for e in prof.key_averages():
-            if getattr(e, "device_type", None) != DeviceType.CUDA:
-                continue
-            us = getattr(e, "device_time_total", None)
-            if us is None:
-                us = getattr(e, "cuda_time_total", 0.0)
-            rows.append((e.key, int(e.count), float(us) * 1e-6))
-        out = {"kernels": sum(c for _, c, _ in rows), "kernel_time_s": sum(t for *_, t in rows)}
-        for cls, keep in (("matmul", True), ("other", False)):
-            sel = [r for r in rows
-                   if any(m in r[0].lower() for m in MATMUL_KERNEL_MARKS) == keep]
-            out[f"{cls}_kernels"] = sum(c for _, c, _ in sel)
-            out[f"{cls}_time_s"] = sum(t for *_, t in sel)
-        out["top"] = [{"name": k[:120], "count": c, "time_s": t}
-                      for k, c, t in sorted(rows, key=lambda r: -r[2])[:5]]
-        return out
-    except Exception:  # the profile is evidence, not a requirement
-        return None
-
-
-def kernels_per_step(step, device: str) -> int | None:
-    """Device kernels one call of ``step`` launches (:func:`kernel_profile`), None on a CPU or
-    if the profiler is unavailable."""
-    prof = kernel_profile(step, device)
-    return None if prof is None else prof["kernels"]
 
 
 def _graph(step, device: str):
@@ -367,21 +220,13 @@ def measure_copy(device: str) -> dict:
 
 def _time_stock(model, step, want, dtype_name: str, device: str, name: str) -> dict:
     """Time ``step`` with the book's own attention (which copies each key/value head once per
-    query head) instead of :class:`ReadOnceAttention`, after checking it gives the same logits."""
-    from helpers.nn.decoder import Attention
-
-    classes = [blk.attn.__class__ for blk in model.blocks]
-    for blk in model.blocks:
-        blk.attn.__class__ = Attention
-    try:
+    query head) instead of the read-once attention, after checking it gives the same logits."""
+    with stock_attention(model):
         got = step()
         sync(device)
         _close(got, want, dtype_name, "the book's attention in the timed step")
         del got
         return summarize(LAB.bench(step, device, name))
-    finally:
-        for blk, c in zip(model.blocks, classes):
-            blk.attn.__class__ = c
 
 
 def measure_model(cfg: TransformerConfig, device: str) -> dict:
@@ -409,7 +254,7 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
     with torch.no_grad():
         for ctx, b in progress(points, desc=f"decode {cfg.name}"):
             cache = KVCache(cfg, batch=b, max_seq_len=ctx, dtype=dtype, device=device)
-            want = kv_bytes(cfg, batch=b, context_len=ctx, bytes_per_element=esize)
+            want = config_kv_cache_bytes(cfg, batch=b, context_len=ctx, bytes_per_element=esize)
             if cache.nbytes != want:
                 raise AssertionError(f"{cfg.name} B={b} S={ctx}: KV cache holds {cache.nbytes} "
                                      f"bytes, the model says {want:.0f}")
@@ -425,7 +270,7 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
             if not bool(torch.isfinite(first).all()):
                 raise AssertionError(f"{cfg.name} B={b} S={ctx}: non-finite logits")
             point = {"batch": b, "context": ctx, "kv_bytes": int(cache.nbytes),
-                     "step_bytes": decode_bytes(cfg, b, ctx, esize),
+                     "step_bytes": config_decode_step_bytes(cfg, b, ctx, esize),
                      "eager": summarize(LAB.bench(step, device, f"{cfg.name}_b{b}_s{ctx}"))}
             if b in (1, batches()[-1]):
                 prof = kernel_profile(step, device)
@@ -496,12 +341,12 @@ def _grading_cases(n: int) -> list[tuple[TransformerConfig, int, int, int]]:
 
 def grade_decode_bytes(fn, trials: int = 6) -> Verdict:
     """Grade the reader's ``fn(cfg, batch, context_len, bytes_per_element) -> bytes`` against
-    :func:`decode_bytes` (within 1 %) on fresh cases; name the classic mistakes when seen."""
+    :func:`~helpers.models.decode_bandwidth.config_decode_step_bytes` (within 1 %) on fresh cases; name the classic mistakes when seen."""
     name = "decode step bytes"
     if trials < 1:
         raise ValueError(f"trials must be >= 1, got {trials}")
     for cfg, b, ctx, e in _grading_cases(trials):
-        want = decode_bytes(cfg, b, ctx, e)
+        want = config_decode_step_bytes(cfg, b, ctx, e)
         try:
             got = float(fn(cfg, b, ctx, e))
         except Exception as exc:
@@ -509,7 +354,7 @@ def grade_decode_bytes(fn, trials: int = 6) -> Verdict:
         if math.isfinite(got) and abs(got - want) <= 0.01 * want:
             continue
         w = tf.weight_bytes(tf.matmul_parameter_count(cfg), e)
-        kv = kv_bytes(cfg, batch=b, context_len=ctx, bytes_per_element=e)
+        kv = config_kv_cache_bytes(cfg, batch=b, context_len=ctx, bytes_per_element=e)
         hint = ""
         if math.isclose(got, w, rel_tol=0.01):
             hint = "; that is the weights alone: the step also reads every sequence's KV cache"

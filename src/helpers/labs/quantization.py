@@ -19,7 +19,8 @@ Three measurements, one per question a quantized deployment has to answer:
    (:func:`helpers.kernels.int8_gemv.int8_matmul`, a few launch configurations tried, the
    fastest kept), each checked against float64 on a sample of output columns before it is
    timed, with L2 flushed between repetitions. The model is the bytes each moves divided by the
-   HBM bandwidth measured by a device-to-device copy (:func:`weight_only_matmul_bytes`).
+   HBM bandwidth measured by a device-to-device copy
+   (:func:`helpers.models.quantization.weight_only_matmul_bytes`).
 
 On a CPU (the small tier) the Triton kernel runs through its interpreter at tiny sizes (checked,
 not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
@@ -27,11 +28,8 @@ not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as
 Page: ``labs/quantization.md``. Run as
 ``python -m helpers.labs.quantization --out DIR [--size small|full] [--device cpu|cuda]``.
 
-Additions to the lab framework, kept in this module: :func:`weight_only_matmul_bytes` (the
-traffic of the speed section, not a formula-sheet model because it composes
-:func:`helpers.models.quantization.bits_per_weight` with the activations' bytes) and
-:func:`grade_per_channel` (the grader of the page's exercise). What the page computes from a
-result (the speed rows, the table) is in :mod:`helpers.labs.analysis.quantization`.
+The page's grader is :func:`grade_per_channel`; what the page computes from a result (the
+speed rows, the table) is in :mod:`helpers.labs.analysis.quantization`.
 """
 
 from __future__ import annotations
@@ -45,9 +43,10 @@ from helpers.labs.core import (fastest_config, lab_device, new_result, progress,
                                 summarize)
 from helpers.labs.grading import Verdict, check_outputs
 from helpers.labs.report import Claim
+from helpers.models.quantization import weight_only_matmul_bytes
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
-           "kernel_configs", "weight_only_matmul_bytes", "layer_errors",
+           "layer_errors",
            "measure_model", "measure_kernel_checks", "measure_speed",
            "run", "reference_or_none", "grade_per_channel", "reference_per_channel", "main"]
 
@@ -95,7 +94,7 @@ LAB = core.Lab(
                   "s/2; book-lm's weights, stored in 16 bits, sit exactly on some half-steps, "
                   "so the bound is reached"),
         Claim("matmul_copy_bound", "decode matmul time (L2 flushed)", "bound",
-              model="helpers.labs.quantization.weight_only_matmul_bytes",
+              model="helpers.models.quantization.weight_only_matmul_bytes",
               ceilings="the copy rate (read + write) measured in the same run",
               limit="lower", tolerance=0.05,
               why="the product must read its weights and activations and write its output; a "
@@ -128,37 +127,6 @@ def _val_windows() -> int | None:
 def _gen_settings() -> tuple[int, int, int]:
     """(prompts, prompt bytes, new tokens) of the greedy-agreement test."""
     return LAB.size("gen_settings")
-
-
-def kernel_configs() -> list:
-    """Launch configurations of the int8 kernel tried on a GPU (the first is the default)."""
-    from helpers.kernels.int8_gemv import DEFAULT, Int8Config
-
-    return [DEFAULT, Int8Config(16, 512, 4, 4), Int8Config(32, 512, 4, 3),
-            Int8Config(64, 256, 4, 4), Int8Config(64, 128, 8, 4), Int8Config(128, 128, 8, 3)]
-
-
-# --- the traffic model of the speed section --------------------------------------------------
-
-def weight_only_matmul_bytes(m: int, n: int, k: int, *, weight_bits: float,
-                             act_bytes: float = 2.0, group_size: int | None = None,
-                             scale_bits: float = 16) -> float:
-    """Bytes a decode matmul ``y (M x N) = x (M x K) @ W^T`` moves at least: the weights once
-    (codes and scales, :func:`helpers.models.quantization.quantized_weight_bytes`; a 16-bit
-    matrix is ``weight_bits=16`` with no scales), ``x`` read once and ``y`` written once."""
-    from helpers.models import quantization as qz
-
-    for label, v in (("m", m), ("n", n), ("k", k)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{label} must be a positive integer, got {v!r}")
-    if not act_bytes > 0:
-        raise ValueError(f"act_bytes must be > 0, got {act_bytes!r}")
-    if weight_bits >= 16:
-        w = n * k * weight_bits / 8
-    else:
-        w = qz.quantized_weight_bytes(n * k, int(weight_bits), group_size=group_size or k,
-                                      scale_bits=scale_bits)
-    return w + (m * k + m * n) * act_bytes
 
 
 # --- error and quality -------------------------------------------------------------------------
@@ -351,7 +319,7 @@ def measure_speed(device: str, gen) -> dict:
                 entry["median_s"] = LAB.bench(fn, device, f"int8_{cfg.name}_{m}").median_s
                 return entry["median_s"]
 
-            best, tried = fastest_config(kernel_configs(), attempt,
+            best, tried = fastest_config(list(kern.TUNING_CONFIGS), attempt,
                                          describe=lambda cfg: cfg.as_dict(),
                                          what="int8 kernel configuration")
             out["configs"][str(m)] = {"chosen": best.as_dict(), "tried": tried}

@@ -15,14 +15,15 @@ Three measurements place a machine on its roofline and test the model's predicte
   each element in registers and writes ``y`` (fp32): ``2k`` FLOP per 8 bytes, so an arithmetic
   intensity of ``k / 4`` FLOP/byte, for ``k`` on a log grid from 1 to 2048. Each point's time is
   predicted by :func:`helpers.models.roofline.kernel_time_lower_bound_s` with the fp32
-  (non-tensor) peak and the HBM bandwidth (:func:`sweep_rows`). On a CPU the kernel runs through
+  (non-tensor) peak and the HBM bandwidth
+  (:func:`helpers.labs.analysis.roofline.sweep_rows`). On a CPU the kernel runs through
   Triton's interpreter at a tiny size and is checked, not timed.
 
 Every timed operation is checked against a reference before it is timed, on random inputs
 drawn in [0.5, 1.5) (never zeros). Timing goes through :func:`helpers.bench.bench` only. On a
 CPU the torch operations use every usable core (:func:`helpers.bench.probes.threads`), as the
-book's CPU roofline probes do, and :func:`empirical_roof` builds this machine's roofline from
-the copy bandwidth and the fp32 matrix-product rate.
+book's CPU roofline probes do, and :func:`helpers.labs.analysis.roofline.empirical_roof` builds
+this machine's roofline from the copy bandwidth and the fp32 matrix-product rate.
 
 Pages: ``labs/roofline.md`` compares the result with the model and with the reference result
 measured on an H200 (:func:`reference_or_none`); ``chapters/gpu-architecture.md`` quotes the
@@ -37,11 +38,11 @@ result (rows, tables, the roofline panel, the sweep's check) is in
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Callable
 
 from helpers import specs
 from helpers.bench import sync
+from helpers.bench.precision import matmul_precision
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.core import cpu_threads as _cpu_threads
@@ -94,14 +95,15 @@ LAB = core.Lab(
                   "the FMAs, and the clock under load, which nvidia-smi samples once, at the "
                   "end: a few percent each, 10% in all"),
     ))
+#: The old private name of :func:`helpers.bench.precision.matmul_precision`, still imported by
+#: :mod:`helpers.labs.gemm` (not this lab's to change).
+_matmul_precision = matmul_precision
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 FP32_BYTES = 4.0
 #: Precisions of the matrix products: name -> (torch dtype name, float32 matmul precision).
 MATMUL_PRECISIONS = {"bf16": ("bfloat16", "ieee"), "fp32": ("float32", "ieee"),
                      "tf32": ("float32", "tf32")}
-#: Triton copy configurations tried on a GPU: (BLOCK, num_warps).
-COPY_CONFIGS = ((1024, 4), (4096, 8), (8192, 8), (16384, 16))
 
 
 # --- sizes ---------------------------------------------------------------------------------
@@ -135,29 +137,6 @@ def _uniform(shape, gen, device: str, dtype=None):
     return x.to(device=device, dtype=dtype or torch.float32)
 
 
-@contextmanager
-def _matmul_precision(mode: str):
-    """cuBLAS fp32 matrix products in ``"ieee"`` fp32 (no TF32) or ``"tf32"``, then restore.
-
-    Uses the per-backend setting ``torch.backends.cuda.matmul.fp32_precision`` (PyTorch 2.9
-    and later), which does not warn and does not mix with the legacy global setting.
-    """
-    import torch
-
-    if mode not in ("ieee", "tf32"):
-        raise ValueError(f"mode must be 'ieee' or 'tf32', got {mode!r}")
-    setting = torch.backends.cuda.matmul
-    before = setting.fp32_precision
-    setting.fp32_precision = mode
-    try:
-        yield
-    finally:
-        try:
-            setting.fp32_precision = before
-        except (RuntimeError, ValueError):  # an older value this version will not take back
-            setting.fp32_precision = "ieee"
-
-
 # --- measurements ---------------------------------------------------------------------------
 
 def _checked_copy(fn: Callable[[], object], src, dst, what: str) -> None:
@@ -188,7 +167,7 @@ def measure_copy(device: str, gen) -> dict:
         n = sizes[-1] // 4
         src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
         best = None
-        for b, w in progress(COPY_CONFIGS, desc="copy configs"):
+        for b, w in progress(kern.COPY_CONFIGS, desc="copy configs"):
             fn = (lambda b=b, w=w: kern.triton_copy(src, dst, block=b, num_warps=w))
             _checked_copy(fn, src, dst, f"triton copy BLOCK={b}")
             r = LAB.bench(fn, device, f"triton_copy_{b}_{w}")
@@ -237,7 +216,7 @@ def measure_matmul(device: str, gen) -> dict:
             dtype_name, mode = MATMUL_PRECISIONS[prec]
             dtype = getattr(torch, dtype_name)
             rows = []
-            with _matmul_precision(mode):
+            with matmul_precision(mode):
                 for n in progress(matmul_sizes(), desc=f"matmul {prec}"):
                     a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
                     fn = (lambda: torch.matmul(a, b))

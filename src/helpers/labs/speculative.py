@@ -1,35 +1,24 @@
 """Lab runner: greedy speculative decoding of ``book-lm`` with ``book-draft``.
 
 The book's two small language models (:mod:`helpers.nn.tinylm`) share a byte tokenizer, so the
-smaller one can draft for the larger. One *cycle* (:func:`speculative_generate`):
-
-1. the draft model decodes ``g`` tokens greedily, one step each, from its own KV cache;
-2. the target model scores the last accepted token and the ``g`` drafts in one forward pass
-   (``g + 1`` positions) from its KV cache;
-3. the longest prefix of drafts equal to the target's own argmax is kept, plus the target's
-   token after it (the correction at the first mismatch, or a bonus token if all ``g`` match);
-4. both caches are rolled back by rewinding their positions (the contiguous
-   :class:`~helpers.nn.decoder.KVCache` attends only to positions below the write position, so
-   stale entries beyond it are never read and are overwritten later).
-
-Greedy verification is exact: the output must equal ``book-lm``'s own greedy output
-(:meth:`~helpers.nn.decoder.Decoder.generate`) token for token. The runner checks that on
-several prompts from the validation split before timing anything.
+smaller one can draft for the larger. The algorithm, draft ``g`` tokens then verify them in one
+pass of the target, is :func:`helpers.serving.speculative.speculative_generate`; greedy
+verification is exact, and the runner checks that its output equals ``book-lm``'s own greedy
+output token for token on several prompts from the validation split before timing anything.
 
 Measured, for draft lengths ``g`` in 1..8: the accepted and tested drafts and the tokens per
 cycle; the time of a whole generation against plain greedy decoding (the speedup); the time of
 one draft step, one target step and one verification pass, whose ratios are the cost ratio ``c``
 and the verification ratio ``v`` of :mod:`helpers.models.speculative`. The acceptance rate is
-also measured once independently of ``g``, *teacher-forced*: the fraction of positions of the
-target's greedy text at which the draft's argmax equals the target's (:func:`agreement`).
+also measured once independently of ``g``, *teacher-forced*
+(:func:`helpers.serving.speculative.agreement`), and the operators each step dispatches
+(:func:`helpers.profiling.dispatch.count_ops`) give the launch-bound model of ``c``.
 
 Page: ``labs/speculative.md``. Run as
 ``python -m helpers.labs.speculative --out DIR [--size small|full] [--device cpu|cuda]``.
-
-Additions to the lab framework, kept in this module: :func:`grade_tokens_per_cycle` (the
-grader of the page's exercise) and :func:`count_ops` (operators dispatched per step, the
-launch-bound model of ``c``). What the page computes from a result (the sweep's rows, the
-table, the numbers its prose quotes) is in :mod:`helpers.labs.analysis.speculative`.
+The page's grader is :func:`grade_tokens_per_cycle`; what the page computes from a result (the
+sweep's rows, the table, the numbers its prose quotes) is in
+:mod:`helpers.labs.analysis.speculative`.
 """
 
 from __future__ import annotations
@@ -43,10 +32,12 @@ from helpers.labs.core import lab_device, new_result, progress, run_cli, summari
 from helpers.labs.grading import Verdict
 from helpers.labs.report import Claim
 from helpers.models import speculative as model
+from helpers.profiling.dispatch import count_ops
+from helpers.serving.speculative import agreement, speculative_generate
 
 __all__ = ["LAB", "TARGET", "DRAFT", "draft_lengths", "rounds", "n_prompts", "n_timed_prompts",
            "prompt_len", "new_tokens", "load_models", "prompts", "model_inputs",
-           "speculative_generate", "agreement", "count_ops", "measure_correctness",
+           "measure_correctness",
            "measure_steps", "measure_sweep", "run", "reference_or_none",
            "grade_tokens_per_cycle", "main"]
 
@@ -170,103 +161,24 @@ def prompts(device: str, n: int | None = None, length: int | None = None):
     return out
 
 
-# --- speculative decoding -------------------------------------------------------------------
-
-def speculative_generate(target, draft, prompt, max_new_tokens: int, draft_len: int,
-                         stats: dict | None = None):
-    """Greedy speculative decoding: ``prompt`` (``(1, P)``) plus ``max_new_tokens`` tokens.
-
-    The output equals ``target.generate(prompt, max_new_tokens)`` (greedy, exact). If ``stats``
-    is a dict it receives ``cycles``, ``proposed``, ``accepted``, ``tested`` (drafts that were
-    compared: accepted ones plus the first rejected one of each cycle) and ``per_cycle``
-    (tokens each cycle produced).
-    """
-    import torch
-
-    from helpers.nn.decoder import KVCache
-
-    if prompt.ndim != 2 or prompt.shape[0] != 1 or prompt.shape[1] < 2:
-        raise ValueError(f"prompt must have shape (1, P) with P >= 2, got {tuple(prompt.shape)}")
-    if draft_len < 1 or max_new_tokens < 1:
-        raise ValueError(f"draft_len and max_new_tokens must be >= 1, got {draft_len}, "
-                         f"{max_new_tokens}")
-    P = prompt.shape[1]
-    room = P + max_new_tokens + draft_len + 1
-    dev = prompt.device
-    with torch.no_grad():
-        cache_t = KVCache(target.cfg, batch=1, max_seq_len=room, device=dev)
-        cache_d = KVCache(draft.cfg, batch=1, max_seq_len=room, device=dev)
-        # Invariant at the start of a cycle: the sequence has n tokens; the target's cache holds
-        # positions 0..n-2 (all but the last token), the draft's holds 0..d_valid-1.
-        target(prompt[:, :-1], cache=cache_t, start_pos=0)
-        draft(prompt[:, :-1], cache=cache_d, start_pos=0)
-        seq = torch.empty(1, room, dtype=prompt.dtype, device=dev)
-        seq[:, :P] = prompt
-        n, d_valid = P, P - 1
-        cycles = accepted = tested = 0
-        per_cycle = []
-        while n < P + max_new_tokens:
-            # 1. draft g tokens (the first step also catches the draft's cache up: 1 or 2 tokens)
-            logits = draft(seq[:, d_valid:n], cache=cache_d, start_pos=d_valid)
-            drafts = [logits[:, -1].argmax(-1, keepdim=True)]
-            for i in range(1, draft_len):
-                logits = draft(drafts[-1], cache=cache_d, start_pos=n + i - 1)
-                drafts.append(logits[:, -1].argmax(-1, keepdim=True))
-            proposal = torch.cat(drafts, dim=1)  # (1, g)
-            # 2. verify: the last token and the g drafts in one pass of the target
-            block = torch.cat([seq[:, n - 1:n], proposal], dim=1)
-            choice = target(block, cache=cache_t, start_pos=n - 1).argmax(-1)  # (1, g + 1)
-            # 3. keep the agreeing prefix and the target's next token (one host sync per cycle)
-            match = (proposal == choice[:, :-1])[0].tolist()
-            k = match.index(False) if False in match else draft_len
-            seq[:, n:n + k] = proposal[:, :k]
-            seq[:, n + k] = choice[0, k]
-            # 4. roll back: rewind the positions (stale cache entries are never read)
-            d_valid = n + min(k, draft_len - 1)
-            n += k + 1
-            cycles += 1
-            accepted += k
-            tested += k + (k < draft_len)
-            per_cycle.append(k + 1)
-    if stats is not None:
-        stats.update(cycles=cycles, proposed=cycles * draft_len, accepted=accepted,
-                     tested=tested, per_cycle=per_cycle)
-    return seq[:, :P + max_new_tokens]
-
-
-def agreement(target, draft, tokens, start: int = 0) -> tuple[float, int]:
-    """Teacher-forced acceptance rate of greedy drafting on ``tokens`` (``(1, T)``): the
-    fraction of positions ``start..T-1`` at which the draft's argmax equals the target's, given
-    the same prefix. Returns ``(rate, positions)``."""
-    import torch
-
-    if not 0 <= start < tokens.shape[1]:
-        raise ValueError(f"start must lie in [0, {tokens.shape[1]}), got {start}")
-    with torch.no_grad():
-        a = target(tokens).argmax(-1)
-        b = draft(tokens).argmax(-1)
-    same = (a == b)[0, start:]
-    return float(same.float().mean()), int(same.numel())
-
-
-def count_ops(fn: Callable[[], object]) -> int:
-    """Operators (aten calls) that ``fn()`` dispatches: on a launch-bound GPU each costs about
-    the same host and launch time whatever its size, so their ratio models ``c``."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    class _Count(TorchDispatchMode):
-        n = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            _Count.n += 1
-            return func(*args, **(kwargs or {}))
-
-    with _Count():
-        fn()
-    return _Count.n
-
-
 # --- measurements ---------------------------------------------------------------------------
+
+def _greedy_agreement(target, draft, prompt_list, n_new: int) -> tuple[list, float, int]:
+    """The target's greedy continuation of each prompt, and the teacher-forced acceptance rate
+    on them (positions ``P-1 .. P+n_new-2``, whose next token is generated, pooled over the
+    prompts): ``(continuations, rate, positions)``."""
+    import torch
+
+    refs, accepted, positions = [], 0.0, 0
+    for p in prompt_list:
+        with torch.no_grad():
+            ref = target.generate(p, n_new)
+        rate, n = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
+        refs.append(ref)
+        accepted += rate * n
+        positions += n
+    return refs, accepted / positions, positions
+
 
 def model_inputs(device: str = "cpu") -> dict:
     """What the page's prediction needs, measured from the models, not the machine: the
@@ -280,13 +192,7 @@ def model_inputs(device: str = "cpu") -> dict:
     torch.set_num_threads(1)
     try:
         target, draft = load_models(device)
-        rates, positions = 0.0, 0
-        for p in prompts(device):
-            with torch.no_grad():
-                ref = target.generate(p, new_tokens())
-            r, n = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
-            rates += r * n
-            positions += n
+        _, alpha, positions = _greedy_agreement(target, draft, prompts(device), new_tokens())
         ops = {}
         for name, m in (("target", target), ("draft", draft)):
             cache = KVCache(m.cfg, batch=1, max_seq_len=8)
@@ -296,7 +202,7 @@ def model_inputs(device: str = "cpu") -> dict:
                 ops[name] = count_ops(lambda: m(tok, cache=cache, start_pos=1))
     finally:
         torch.set_num_threads(threads)
-    return {"alpha": rates / positions, "positions": positions, "ops_target": ops["target"],
+    return {"alpha": alpha, "positions": positions, "ops_target": ops["target"],
             "ops_draft": ops["draft"], "ops_ratio": ops["draft"] / ops["target"],
             "params_target": target.num_parameters(), "params_draft": draft.num_parameters(),
             "layers_target": target.cfg.n_layers, "layers_draft": draft.cfg.n_layers}
@@ -305,16 +211,9 @@ def model_inputs(device: str = "cpu") -> dict:
 def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict:
     """Speculative output against ``target.generate`` for every prompt and draft length, and
     the teacher-forced agreement on the target's greedy text."""
-    import torch
-
-    cases, rates, positions = [], [], 0
-    for i, p in enumerate(prompt_list):
-        with torch.no_grad():
-            ref = target.generate(p, n_new)
-        # the positions whose next token is generated: P-1 .. P+n_new-2
-        r, npos = agreement(target, draft, ref[:, :-1], start=p.shape[1] - 1)
-        rates.append(r * npos)
-        positions += npos
+    refs, alpha, positions = _greedy_agreement(target, draft, prompt_list, n_new)
+    cases = []
+    for i, (p, ref) in enumerate(zip(prompt_list, refs)):
         for g in lengths:
             out = speculative_generate(target, draft, p, n_new, g)
             diff = (out != ref)[0].nonzero()
@@ -322,7 +221,7 @@ def measure_correctness(target, draft, prompt_list, n_new: int, lengths) -> dict
             cases.append({"prompt": i, "draft_len": g, "identical": first is None,
                           "first_difference": first})
     return {"cases": cases, "identical": all(c["identical"] for c in cases),
-            "alpha_teacher_forced": sum(rates) / positions, "positions": positions}
+            "alpha_teacher_forced": alpha, "positions": positions}
 
 
 def measure_steps(target, draft, prompt, device: str, lengths) -> dict:

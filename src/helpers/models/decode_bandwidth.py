@@ -247,3 +247,66 @@ def bandwidth_utilization(bytes_moved: float, elapsed_s: float,
     return (_positive("bytes_moved", bytes_moved, allow_zero=True)
             / _positive("elapsed_s", elapsed_s)
             / _positive("peak_bytes_per_s", peak_bytes_per_s))
+
+
+# --- one configuration's decode-step bytes (moved from the decode lab's runner, issue 16) -----
+
+def config_kv_cache_bytes(cfg, *, batch: int, context_len: int,
+                          bytes_per_element: float) -> float:
+    r"""KV-cache bytes (decimal) of ``batch`` sequences of ``context_len`` tokens of ``cfg``.
+
+    .. math:: B\,Q_{kv} = 2\, L\, H_{kv}\, d_h\, S\, B\, b
+
+    :func:`helpers.models.transformer.kv_cache_bytes` with the layer count :math:`L`, key/value
+    heads :math:`H_{kv}` and head width :math:`d_h` of ``cfg`` (a
+    :class:`~helpers.models.transformer.TransformerConfig`); :math:`S` = ``context_len``,
+    :math:`b` = ``bytes_per_element``. Source: the KV-cache size of Pope et al. (2023),
+    listed in this module's references (a key and a value vector per layer, head and token).
+
+    >>> from helpers.models.transformer import LLAMA2_7B
+    >>> config_kv_cache_bytes(LLAMA2_7B, batch=1, context_len=4096, bytes_per_element=2) / 2**30
+    2.0
+    """
+    from .transformer import kv_cache_bytes
+
+    _checks.has_attributes("cfg", cfg, ("n_layers", "n_kv_heads", "head_dim"))
+    _checks.positive_int("batch", batch)
+    _checks.integer("context_len", context_len, minimum=0)
+    return kv_cache_bytes(batch=batch, seq_len=context_len, n_layers=cfg.n_layers,
+                          n_kv_heads=cfg.n_kv_heads, head_dim=cfg.head_dim,
+                          bytes_per_element=bytes_per_element)
+
+
+def config_decode_step_bytes(cfg, batch: int, context_len: int,
+                             bytes_per_element: float) -> float:
+    r"""Bytes (decimal) one decode step of ``cfg`` reads (:func:`decode_step_bytes`, eq-decode-step).
+
+    .. math:: Q_{\text{step}} = Q_w + B\,Q_{kv}
+
+    :math:`Q_w` is the weights the step multiplies with, once:
+    :func:`~helpers.models.transformer.matmul_parameter_count` (attention, MLP and output head)
+    times ``bytes_per_element``; the embedding table is only gathered (``batch`` rows of it) and
+    the norms are negligible, so neither counts. :math:`Q_{kv}` is one sequence's cache of
+    ``context_len`` tokens (:func:`config_kv_cache_bytes`). Source: Austin et al. (2025), "All
+    About Transformer Inference" (step time = (batch x KV size + parameter size) / bandwidth).
+
+    Parameters: ``cfg`` a :class:`~helpers.models.transformer.TransformerConfig`; ``batch``
+    sequences (integer >= 1); ``context_len`` tokens in each cache (integer >= 0);
+    ``bytes_per_element`` of weights and cache (> 0).
+
+    >>> from helpers.models.transformer import LLAMA2_7B
+    >>> round(config_decode_step_bytes(LLAMA2_7B, 1, 0, 2) / 1e9, 2)  # Llama-2-7B's weights, bf16
+    13.21
+    """
+    from .transformer import matmul_parameter_count
+
+    _checks.positive_int("batch", batch)
+    _checks.integer("context_len", context_len, minimum=0)
+    _checks.has_attributes("cfg", cfg, ("n_layers", "n_kv_heads", "head_dim"))
+    weights = weight_bytes(matmul_parameter_count(cfg), bytes_per_element)
+    per_seq = config_kv_cache_bytes(cfg, batch=1, context_len=context_len,
+                                    bytes_per_element=bytes_per_element)
+    return decode_step_bytes(weights, per_seq, batch)
+
+
+__all__ += ["config_kv_cache_bytes", "config_decode_step_bytes"]

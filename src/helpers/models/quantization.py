@@ -654,3 +654,49 @@ def absmax_rms_rounding_error(rms_scale, block_size):
         raise ValueError(f"block_size must be >= 2 (one weight per scale has no rounding "
                          f"error), got {block_size!r}")
     return _checks.positive_array("rms_scale", rms_scale) / math.sqrt(12) * math.sqrt(1.0 - 1.0 / g)
+
+
+# --- the traffic of a weight-only quantized matmul (moved from the quantization lab, issue 16) --
+
+def weight_only_matmul_bytes(m: int, n: int, k: int, *, weight_bits: float,
+                             act_bytes: float = 2.0, group_size: int | None = None,
+                             scale_bits: float = 16) -> float:
+    r"""Bytes (decimal) a decode matmul ``y (M x N) = x (M x K) @ W^T`` moves at least.
+
+    .. math:: Q = Q_w + (M K + M N)\, b_{\text{act}}
+
+    The weights are read once: for ``weight_bits`` >= 16 a dense matrix of :math:`N K` weights
+    of ``weight_bits / 8`` bytes and no scales; below that, codes and scales
+    (:func:`quantized_weight_bytes` with groups of ``group_size`` weights, by default one scale
+    per row of ``k``). The activations ``x`` are read once and ``y`` written once, in
+    ``act_bytes`` per element. Source: the compulsory traffic of the roofline (each operand
+    read once, the result written once; Williams et al. 2009) with the weights stored as
+    :func:`bits_per_weight` counts them (int4 with fp16 scales, as in AWQ, Lin et al. 2024).
+
+    Parameters: ``m`` tokens, ``n`` output and ``k`` reduction width (integers >= 1);
+    ``weight_bits`` per weight (> 0; 4 or 8 for a quantized matrix, 16 or 32 for a dense one);
+    ``act_bytes`` per activation element (> 0); ``group_size`` weights per scale (None: ``k``);
+    ``scale_bits`` per scale.
+
+    >>> weight_only_matmul_bytes(1, 8192, 8192, weight_bits=16) / 2**20  # bf16: 128 MiB + x, y
+    128.03125
+    >>> weight_only_matmul_bytes(1, 8192, 8192, weight_bits=8) / 2**20   # int8, fp16 row scales
+    64.046875
+    """
+    m = _positive_int("m", m)
+    n = _positive_int("n", n)
+    k = _positive_int("k", k)
+    act_bytes = _positive("act_bytes", act_bytes)
+    weight_bits = _positive("weight_bits", weight_bits)
+    scale_bits = _positive("scale_bits", scale_bits, allow_zero=True)
+    if group_size is not None:
+        _positive_int("group_size", group_size)
+    if weight_bits >= 16:
+        w = n * k * weight_bits / 8
+    else:
+        w = quantized_weight_bytes(n * k, weight_bits, group_size=group_size or k,
+                                   scale_bits=scale_bits)
+    return w + (m * k + m * n) * act_bytes
+
+
+__all__ += ["weight_only_matmul_bytes"]

@@ -69,8 +69,8 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
 
 
 def kernel_breakdown(result: dict, model: str, context: int, batch: int) -> dict | None:
-    """Where one profiled decode step's time goes, from its :func:`kernel_profile`: the matrix
-    multiplies (time, count, and the step's bytes over their time), the other kernels (time,
+    """Where one profiled decode step's time goes, from its kernel profile
+    (:func:`helpers.profiling.dispatch.kernel_profile`): the matrix multiplies (time, count, and the step's bytes over their time), the other kernels (time,
     count, mean time each), and the step's time (graph replay if measured, else eager) not
     covered by any kernel (``idle_s``: launch gaps between kernels), beside the copy-bandwidth
     bound of the step's bytes. None when that point has no profile (a CPU result)."""

@@ -142,3 +142,19 @@ def comparison_rows(ref: dict | None, mine: dict | None = None,
                         h200=value(ref, op, get), yours=value(mine, op, get),
                         claim=LAB.claim(key)))
     return rows
+
+
+def prediction_summary(ref: dict) -> dict:
+    """How the predictions of :func:`comparison_rows` fare on ``ref``, through the truth loop's
+    own accounting (:mod:`helpers.labs.summary`): ``n`` prediction rows with a model and a
+    measured value, ``within`` of them inside their claim's tolerance (:meth:`Claim.holds
+    <helpers.labs.report.Claim.holds>`), and the largest and the median ``|model - H200| /
+    H200`` (:func:`helpers.labs.summary.median_abs_error`)."""
+    from helpers.labs import summary
+
+    rows = [summary.LabRow(LAB.name, LAB.pages[0], r) for r in comparison_rows(ref)
+            if r.model is not None and r.h200 is not None]
+    preds = summary.predictions(rows)
+    return {"n": len(preds), "within": sum(r.holds for r in preds),
+            "max_abs_error": max(abs(r.error) for r in preds),
+            "median_abs_error": summary.median_abs_error(rows)}
