@@ -74,8 +74,9 @@ LAB = core.Lab(
               miss=("with a bucket per layer the all-reduces that overlap the backward pass "
                     "slow it, which the model (overlap for free) omits: in the profiled step "
                     "the matrix products that run beside an NCCL kernel take longer than those "
-                    "that run alone, by about the residual on the faster rank and by more on "
-                    "the rank that waits inside its all-reduces; charging it needs the "
+                    "that run alone, together by a large part of the residual on the faster "
+                    "rank and by more than all of it on the rank that waits inside its "
+                    "all-reduces; charging it needs the "
                     "backward pass timed beside an all-reduce, which the run does not measure. "
                     "With one bucket nothing overlaps and the model holds")),
     ))
