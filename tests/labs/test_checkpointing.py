@@ -183,19 +183,44 @@ def test_the_pages_numbers_and_figures_come_from_a_result_file(cpu_result):
     labfig.interval_figure(cpu_result, title="t")
 
 
-def test_goodput_rows_name_both_claims_per_interval_and_the_misses_are_counted(cpu_result):
+def test_goodput_rows_name_the_run_cost_claim_per_interval_and_the_planner_is_apart(cpu_result):
     rows = view.comparison_rows(cpu_result)
     claimed = [r for r in rows if r.claim is not None]
-    assert [r.claim.key for r in claimed] == ["goodput_planned", "goodput_run_costs"] * (
-        len(claimed) // 2)
+    assert [r.claim.key for r in claimed] == ["goodput_run_costs"] * len(claimed)
     pts = view.factor_points(cpu_result)
-    assert len(claimed) == 2 * len(pts)
-    for (planned, paid), p in zip(zip(claimed[::2], claimed[1::2]), pts):
-        assert planned.h200 == paid.h200 == pytest.approx(p["goodput"])
+    assert len(claimed) == len(pts)
+    for paid, p in zip(claimed, pts):
+        assert paid.h200 == pytest.approx(p["goodput"])
         assert paid.model == pytest.approx(p["model_goodput_run_costs"])
+    # the planner's rows: the benchmarked-cost model, no claim, same measured goodput
+    plan = view.planning_rows(cpu_result)
+    assert [r.claim for r in plan] == [None] * len(pts)
+    for r, p in zip(plan, pts):
+        assert r.model == pytest.approx(p["model_goodput"]) and r.h200 == pytest.approx(p["goodput"])
     words = view.claim_numbers(cpu_result)
     assert words.keys() == view.claim_numbers(None).keys()
     assert int(words["paid_within"]) <= int(words["n_factors"]) == len(pts)
+    drift = view.drift_numbers(cpu_result)
+    assert drift.keys() == view.drift_numbers(None).keys() and view.MISSING not in drift.values()
+
+
+def test_the_drift_decomposition_adds_up_to_the_planned_model_when_nothing_drifted(cpu_result):
+    import copy
+
+    res = copy.deepcopy(cpu_result)
+    iv = res["measurements"]["interval"]
+    for p in iv["points"]:  # the runs paid exactly the benchmarked costs
+        p["run_step_s"], p["run_checkpoint_s"], p["run_restart_s"] = (
+            iv["step_s"], iv["checkpoint_s"], iv["restart_s"])
+    for p in view.planning_points(res):
+        assert all(v == pytest.approx(0.0, abs=1e-12) for v in p["drift_by"].values())
+        assert all(v == pytest.approx(1.0) for v in p["ratio"].values())
+    # a slower step alone: the step's share is the whole move
+    for p in iv["points"]:
+        p["run_step_s"] = 2 * iv["step_s"]
+    for p in view.planning_points(res):
+        assert p["drift_by"]["checkpoint"] == pytest.approx(0.0, abs=1e-12)
+        assert p["drift_by"]["step"] != pytest.approx(0.0, abs=1e-6)
 
 
 def test_factor_points_average_the_repeats():

@@ -126,3 +126,20 @@ def test_rows_name_their_claims_and_the_exposure_evidence_adds_up(result):
     assert ev["sweep_largest_bytes"] == pytest.approx(ev["gradient_bytes"], rel=1e-3)
     assert ev["copy_out_min_s"] == pytest.approx(2 * ev["gradient_bytes"] / 1e12)
     assert ev["allreduce_alone_s"] > 0 and ev["allreduce_fit_s"] > 0
+
+
+def test_ddp_prediction_reads_the_sweep_and_charges_the_copies(result):
+    p = dpv.predict(result, copy_bytes_per_s=1e11)
+    sweep = result["measurements"]["ranks"][0]["allreduce_sweep"]
+    for name, c in p["configs"].items():
+        # each bucket's all-reduce is the sweep read at its size (between the slower ranks' points)
+        assert len(c["bucket_sweep_s"]) == c["n_buckets"] and min(c["bucket_sweep_s"]) > 0
+        assert c["ddp_step_s"] == pytest.approx(p["compute_step_s"] + c["ddp_exposed_s"])
+    one = p["configs"]["one_bucket"]
+    g = sum(result["measurements"]["ranks"][0]["timings"]["one_bucket"]["bucket_bytes"])
+    assert one["ddp_exposed_s"] == pytest.approx(one["bucket_sweep_s"][0] + 4 * g / 1e11)
+    # a CPU run names no GPU: no datasheet copy rate, the copies are left out
+    assert dpv.copy_rate_of(result) is None
+    free = dpv.predict(result)["configs"]["one_bucket"]
+    assert free["ddp_exposed_s"] == pytest.approx(free["bucket_sweep_s"][0])
+    assert sweep and dpv.overlap_stretch(result["measurements"]["timeline"])

@@ -143,3 +143,38 @@ def test_table_runs_pick_lowest_near_saturation_and_highest():
     runs = [{"policy": "cap", "factor": f} for f in (0.9, 1.5)]
     assert [label for label, _ in view._table_runs({"measurements": {"runs": runs}}, "cap")] == [
         "lowest load", "highest load"]
+
+
+def test_formula_claim_uses_the_runs_own_service_distribution():
+    """The formula rows are mgc_wait_slo_attainment with the run's own service mean and squared
+    coefficient of variation, not the calibration's."""
+    from helpers.models import slo as slom
+
+    run = dict(_toy_run(capacity=3), arrival_s=[0.0, 0.4, 0.5],
+               finish_s=[1.0, 1.5, 2.0], start_s=[0.0, 0.4, 1.0], first_s=[0.1, 0.5, 1.1])
+    got = view.own_service_formula(run, 2, 0.45)
+    own = np.array([1.0, 1.1, 1.0])
+    assert got["mean_service_s"] == pytest.approx(own.mean())
+    assert got["service_scv"] == pytest.approx(own.var() / own.mean() ** 2)
+    lam = 2 / 0.5
+    want = slom.mgc_wait_slo_attainment(0.45 - 0.1, lam, 1 / own.mean(), 2,
+                                        service_scv=got["service_scv"], capacity=3,
+                                        n_requests=3)
+    assert (got["blocked_fraction"], got["admitted_attainment"]) == pytest.approx(want)
+    assert got["goodput_per_s"] == pytest.approx(slom.goodput_per_s(lam, *want))
+
+
+def test_formula_rows_and_numbers_read_the_run(cpu_result):
+    rows = [r for r in view.comparison_rows(cpu_result) if r.claim is not None
+            and r.claim.key == "goodput_formula"]
+    m = cpu_result["measurements"]
+    picked = [run for pol in ("none", "cap") for _, run in view._table_runs(cpu_result, pol)]
+    assert len(rows) == len(picked)
+    for row, run in zip(rows, picked):
+        assert row.model == pytest.approx(view.own_formula_goodput_norm(cpu_result, run))
+    drift = view.service_drift(cpu_result)
+    assert drift["min_ratio"] <= drift["max_ratio"] and len(drift["runs"]) == len(m["runs"])
+    words = view.formula_numbers(cpu_result)
+    assert words.keys() == view.formula_numbers(None).keys()
+    ev = view.finite_run_evidence(cpu_result, m["runs"][-1], n_runs=5)
+    assert 0 <= ev["sim_p05"] <= ev["sim_mean"] <= ev["sim_p95"] <= 1 and ev["relaxation_s"] > 0

@@ -32,23 +32,21 @@ leaves the old checkpoint intact.
 
 Run as ``python -m helpers.labs.checkpointing --out DIR [--size small|full]``.
 
-Additions to the lab framework, kept here: :func:`kill_during_write` (a SIGKILL halfway
-through a write, in a forked child) and :func:`grade_atomic_save`, the page's grader. What the
-page computes from a result (its table rows and prose numbers) is in
-:mod:`helpers.labs.analysis.checkpointing`.
+The page's grader, :func:`grade_atomic_save`, is kept here; its harness
+(:func:`~helpers.labs.checkpointing_worker.kill_during_write`, a SIGKILL halfway through a
+write in a forked child) and the in-place demonstration live beside the training process in
+:mod:`helpers.labs.checkpointing_worker` and are re-exported here. What the page computes from
+a result (its table rows and prose numbers) is in :mod:`helpers.labs.analysis.checkpointing`.
 """
 
 from __future__ import annotations
 
-import builtins
-import io
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -58,6 +56,8 @@ from helpers.bench import bench
 from helpers.book import SRC
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
+from helpers.labs.checkpointing_worker import (atomic_save_reference,
+                                               kill_during_write, measure_kill_in_place)
 from helpers.labs.grading import Verdict
 from helpers.labs.report import Claim
 from helpers.models import checkpointing as ck
@@ -80,20 +80,6 @@ LAB = core.Lab(
            "repeats": (1, 2), "sim_runs": (400, 1000)},
     budget_s=(0.4, 1.5),
     claims=(
-        Claim("goodput_planned", "goodput of a failure-injected run (mean of its repeats)",
-              "prediction", model="helpers.models.checkpointing.goodput",
-              ceilings="the step, checkpoint and restart costs benchmarked in the same run "
-                       "before the failure-injected runs; the run's artificial MTBF",
-              tolerance=TOLERANCE,
-              why="a run suffers a few dozen exponential failures, so its goodput scatters: "
-                  "the simulator's 5-95 % band for one run reaches about +-17 % at the "
-                  "longest interval, about +-12 % for the mean of two repeats; 15 % covers it",
-              miss=("at the long intervals the costs the runs paid were larger than those "
-                    "benchmarked beforehand (steps, checkpoints and restarts all ran slower "
-                    "on the shared machine during the failure-injected runs), and with the "
-                    "MTBF fixed in wall time a slower step loses more work per failure, most "
-                    "at the longest intervals; the same model with the costs each run paid "
-                    "is within the tolerance at every interval")),
         Claim("goodput_run_costs", "goodput of a failure-injected run (mean of its repeats)",
               "prediction", model="helpers.models.checkpointing.goodput",
               ceilings="the mean step, checkpoint and restart times each failure-injected run "
@@ -408,124 +394,6 @@ def measure_interval(directory: Path, costs: dict, s: dict | None = None,
     return {"step_s": step_s, "checkpoint_s": delta, "restart_s": restart, "mtbf_s": mtbf,
             "steps": steps, "work_s": work, "young_interval_s": ck.young_interval_s(delta, mtbf),
             "daly_interval_s": tau_daly, "points": points, "final_digest": digests.pop()}
-
-
-# --- a kill in the middle of a write (the grader's harness) ---------------------------------
-
-class _KillHalfway:
-    """A writable binary file that delivers SIGKILL to its own process halfway through."""
-
-    def __init__(self, f, limit: int):
-        self._f, self._limit, self._written = f, limit, 0
-
-    def write(self, b) -> int:
-        b = bytes(b)
-        room = self._limit - self._written
-        if len(b) >= room:
-            self._f.write(b[:room])
-            self._f.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
-        self._written += len(b)
-        return self._f.write(b)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._f.close()
-        return False
-
-    def __getattr__(self, name):
-        return getattr(self._f, name)
-
-
-def kill_during_write(save: Callable[[str, bytes], object], path: str | os.PathLike,
-                      data: bytes) -> dict:
-    """Run ``save(path, data)`` in a forked child that is SIGKILLed halfway through ``data``.
-
-    In the child, ``open``/``io.open`` in a binary write mode and ``os.write`` are wrapped so
-    that the write that reaches half of ``len(data)`` bytes writes up to that point, flushes and
-    kills the process. Returns what the parent sees afterwards: whether the child was killed,
-    and the bytes at ``path`` (None if it is absent). POSIX only.
-    """
-    if not hasattr(os, "fork"):
-        raise RuntimeError("kill_during_write needs os.fork (Linux or macOS)")
-    limit = max(1, len(data) // 2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork of a threaded process
-        pid = os.fork()
-    if pid == 0:  # the child: wrap the writers, save, and never return
-        try:
-            real_open, real_write = builtins.open, os.write
-            counter = {"n": 0}
-
-            def open_(file, mode="r", *a, **k):
-                f = real_open(file, mode, *a, **k)
-                return _KillHalfway(f, limit) if ("w" in mode or "a" in mode or "+" in mode) \
-                    and "b" in mode else f
-
-            def write_(fd, b):
-                room = limit - counter["n"]
-                if len(b) >= room:
-                    real_write(fd, bytes(b)[:room])
-                    os.kill(os.getpid(), signal.SIGKILL)
-                counter["n"] += len(b)
-                return real_write(fd, b)
-
-            builtins.open = io.open = open_
-            os.write = write_
-            g = getattr(save, "__globals__", {})
-            if "open" in g:  # IPython gives a notebook's namespace its own ``open``
-                g["open"] = open_
-            save(str(path), data)
-        finally:
-            os._exit(3)
-    _, status = os.waitpid(pid, 0)
-    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-    p = Path(path)
-    return {"killed": killed, "bytes": p.read_bytes() if p.exists() else None}
-
-
-def atomic_save_reference(path: str, data: bytes) -> None:
-    """The book's atomic save (the page's reference solution uses the same steps)."""
-    from helpers.checkpoint import atomic_write_bytes
-
-    atomic_write_bytes(path, data)
-
-
-def _in_place_save(path: str, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def measure_kill_in_place() -> dict:
-    """Kill an in-place writer and the atomic writer halfway through overwriting a checkpoint
-    that a :class:`~helpers.checkpoint.CheckpointStore` names; what does the store load then?"""
-    from helpers.checkpoint import CheckpointStore
-    from helpers.labs.checkpointing_worker import Trainer
-
-    out = {}
-    for name, writer in (("in_place", _in_place_save), ("atomic", atomic_save_reference)):
-        with tempfile.TemporaryDirectory(prefix="labckpt-") as tmp:
-            store = CheckpointStore(tmp, keep=2)
-            trainer = Trainer()
-            for _ in range(2):  # two good checkpoints, steps 1 and 2
-                trainer.step()
-                store.save(trainer.step_no, trainer.state())
-            newest = store.entries()[-1]
-            trainer.step()
-            newer = store.serialize(trainer.state())  # the bytes a re-save would write
-            got = kill_during_write(writer, store.dir / newest["file"], newer)
-            fresh = CheckpointStore(tmp, keep=2)
-            loaded = fresh.load_latest()
-            out[name] = {"killed": got["killed"],
-                         "file_bytes_after": None if got["bytes"] is None else len(got["bytes"]),
-                         "corrupt_detected": list(fresh.corrupt),
-                         "loaded_step": None if loaded is None else loaded[0],
-                         "newest_step": newest["step"]}
-    return out
 
 
 # --- run ------------------------------------------------------------------------------------

@@ -35,17 +35,29 @@ whose moments and step counts matter), the data position (epoch, index in the ep
 shuffling generator's state) and the generators of torch (dropout), numpy (input noise) and
 Python's ``random`` (which samples get noise). Training runs on the CPU with one thread and
 ``torch.use_deterministic_algorithms(True)``.
+
+Also here, beside the process it kills: the grader's harness :func:`kill_during_write` (a
+SIGKILL halfway through a write, in a forked child) and :func:`measure_kill_in_place`, which
+kills an in-place writer and the atomic one halfway through overwriting a checkpoint.
 """
 
 from __future__ import annotations
 
 import argparse
+import builtins
+import io
+import os
 import random
+import signal
 import sys
+import tempfile
 import time
+import warnings
 from pathlib import Path
+from typing import Callable
 
-__all__ = ["Trainer", "train", "main", "N_IN", "N_HIDDEN", "N_OUT", "N_SAMPLES", "BATCH"]
+__all__ = ["Trainer", "train", "main", "N_IN", "N_HIDDEN", "N_OUT", "N_SAMPLES", "BATCH",
+           "kill_during_write", "atomic_save_reference", "measure_kill_in_place"]
 
 N_IN, N_HIDDEN, N_OUT = 32, 128, 8
 N_SAMPLES, BATCH = 2048, 64
@@ -178,6 +190,123 @@ def train(directory: str | Path, steps: int, interval: int, *, keep: int = 2,
     digest = trainer.digest()
     emit("done", digest)
     return digest
+
+
+# --- a kill in the middle of a write (the grader's harness) ---------------------------------
+
+class _KillHalfway:
+    """A writable binary file that delivers SIGKILL to its own process halfway through."""
+
+    def __init__(self, f, limit: int):
+        self._f, self._limit, self._written = f, limit, 0
+
+    def write(self, b) -> int:
+        b = bytes(b)
+        room = self._limit - self._written
+        if len(b) >= room:
+            self._f.write(b[:room])
+            self._f.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        self._written += len(b)
+        return self._f.write(b)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+        return False
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
+
+
+def kill_during_write(save: Callable[[str, bytes], object], path: str | os.PathLike,
+                      data: bytes) -> dict:
+    """Run ``save(path, data)`` in a forked child that is SIGKILLed halfway through ``data``.
+
+    In the child, ``open``/``io.open`` in a binary write mode and ``os.write`` are wrapped so
+    that the write that reaches half of ``len(data)`` bytes writes up to that point, flushes and
+    kills the process. Returns what the parent sees afterwards: whether the child was killed,
+    and the bytes at ``path`` (None if it is absent). POSIX only.
+    """
+    if not hasattr(os, "fork"):
+        raise RuntimeError("kill_during_write needs os.fork (Linux or macOS)")
+    limit = max(1, len(data) // 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork of a threaded process
+        pid = os.fork()
+    if pid == 0:  # the child: wrap the writers, save, and never return
+        try:
+            real_open, real_write = builtins.open, os.write
+            counter = {"n": 0}
+
+            def open_(file, mode="r", *a, **k):
+                f = real_open(file, mode, *a, **k)
+                return _KillHalfway(f, limit) if ("w" in mode or "a" in mode or "+" in mode) \
+                    and "b" in mode else f
+
+            def write_(fd, b):
+                room = limit - counter["n"]
+                if len(b) >= room:
+                    real_write(fd, bytes(b)[:room])
+                    os.kill(os.getpid(), signal.SIGKILL)
+                counter["n"] += len(b)
+                return real_write(fd, b)
+
+            builtins.open = io.open = open_
+            os.write = write_
+            g = getattr(save, "__globals__", {})
+            if "open" in g:  # IPython gives a notebook's namespace its own ``open``
+                g["open"] = open_
+            save(str(path), data)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    p = Path(path)
+    return {"killed": killed, "bytes": p.read_bytes() if p.exists() else None}
+
+
+def atomic_save_reference(path: str, data: bytes) -> None:
+    """The book's atomic save (the page's reference solution uses the same steps)."""
+    from helpers.checkpoint import atomic_write_bytes
+
+    atomic_write_bytes(path, data)
+
+
+def _in_place_save(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def measure_kill_in_place() -> dict:
+    """Kill an in-place writer and the atomic writer halfway through overwriting a checkpoint
+    that a :class:`~helpers.checkpoint.CheckpointStore` names; what does the store load then?"""
+    from helpers.checkpoint import CheckpointStore
+
+    out = {}
+    for name, writer in (("in_place", _in_place_save), ("atomic", atomic_save_reference)):
+        with tempfile.TemporaryDirectory(prefix="labckpt-") as tmp:
+            store = CheckpointStore(tmp, keep=2)
+            trainer = Trainer()
+            for _ in range(2):  # two good checkpoints, steps 1 and 2
+                trainer.step()
+                store.save(trainer.step_no, trainer.state())
+            newest = store.entries()[-1]
+            trainer.step()
+            newer = store.serialize(trainer.state())  # the bytes a re-save would write
+            got = kill_during_write(writer, store.dir / newest["file"], newer)
+            fresh = CheckpointStore(tmp, keep=2)
+            loaded = fresh.load_latest()
+            out[name] = {"killed": got["killed"],
+                         "file_bytes_after": None if got["bytes"] is None else len(got["bytes"]),
+                         "corrupt_detected": list(fresh.corrupt),
+                         "loaded_step": None if loaded is None else loaded[0],
+                         "newest_step": newest["step"]}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

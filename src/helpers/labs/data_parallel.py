@@ -45,10 +45,12 @@ __all__ = ["LAB", "WORLD_SIZE", "settings_for", "run", "reference_or_none", "gra
 
 _CEILINGS = ("the forward, backward (compute-only step minus forward and optimizer) and "
              "optimizer times measured in the same run, the slower rank's medians; each "
-             "bucket's all-reduce from the alpha-beta fit to the same run's all-reduce sweep")
+             "bucket's all-reduce read off the same run's all-reduce sweep (the slower rank's "
+             "medians, log-log between sizes); DDP's copies of the gradients into the buckets "
+             "and back at the datasheet HBM bandwidth (an upper limit of the copy rate)")
 
 #: The lab's record: its pages, size table (every rank times a fixed number of steps) and
-#: claims: the bucket model predicts the step and the communication it leaves exposed.
+#: claims: the DDP model predicts the step and the communication it leaves exposed.
 LAB = core.Lab(
     "data_parallel", pages=("labs/data-parallel.md", "chapters/distributed-analysis.md"),
     sizes={"width": (512, 4096), "depth": (8, 8), "rows_per_rank": (256, 8192),
@@ -56,29 +58,27 @@ LAB = core.Lab(
            "timeout_s": (240.0, 540.0)},
     claims=(
         Claim("step_time", "time of one DDP training step", "prediction",
-              model="helpers.models.distributed_analysis.dp_step_time_s", ceilings=_CEILINGS,
+              model="helpers.models.distributed_analysis.ddp_step_time_s", ceilings=_CEILINGS,
               tolerance=0.10,
-              why="every component is the run's own median (known to about half a per cent); "
-                  "the alpha-beta fit misses single sweep sizes by up to about ten per cent, "
-                  "and the model leaves out DDP's copies between buckets and gradients and "
-                  "the slowdown of a backward pass that shares the GPU with an all-reduce, a "
-                  "few per cent of the step"),
+              why="every component is the run's own median (known to about half a per cent) "
+                  "and each all-reduce the sweep's own measurement at its size; the model "
+                  "leaves out the slowdown of a backward pass that shares the GPU with an "
+                  "all-reduce, a few per cent of the step"),
         Claim("exposed_comm", "communication the step waits for (step minus compute-only "
               "step)", "prediction",
-              model="helpers.models.distributed_analysis.dp_exposed_comm_s",
+              model="helpers.models.distributed_analysis.ddp_exposed_comm_s",
               ceilings=_CEILINGS, tolerance=0.15,
               why="the measured exposure is a difference of two medians (each known to about "
-                  "0.1 ms) of 1 to 2 ms, and the fit misses single sweep sizes by up to about "
-                  "ten per cent",
-              miss=("the model's exposure is the all-reduce time left after the backward pass, "
-                    "with nothing else. With one bucket the measured exposure is larger by the "
-                    "fit's underestimate of the whole gradient's all-reduce (the sweep measured "
-                    "it alone at that size) and by DDP's copy of the reduced bucket back into "
-                    "the gradients (twice the gradient bytes through HBM, after the "
-                    "all-reduce); with a bucket per layer it is larger still, because the "
-                    "all-reduces that overlap the backward pass share its SMs and memory "
-                    "bandwidth and slow it, which the model (overlap for free) omits: the "
-                    "excess over the model with overlap exceeds the excess without it")),
+                  "0.1 ms) of 1 to 2 ms, and the copies run somewhat below the datasheet HBM "
+                  "bandwidth the model charges them at",
+              miss=("with a bucket per layer the all-reduces that overlap the backward pass "
+                    "slow it, which the model (overlap for free) omits: in the profiled step "
+                    "the matrix products that run beside an NCCL kernel take longer than those "
+                    "that run alone, together by a large part of the residual on the faster "
+                    "rank and by more than all of it on the rank that waits inside its "
+                    "all-reduces; charging it needs the "
+                    "backward pass timed beside an all-reduce, which the run does not measure. "
+                    "With one bucket nothing overlaps and the model holds")),
     ))
 WORLD_SIZE = 2
 

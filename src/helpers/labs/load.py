@@ -75,23 +75,24 @@ LAB = core.Lab(
            "load_factors": ([0.6, 0.9, 1.5, 2.5], [0.4, 0.6, 0.8, 0.9, 1.1, 1.4, 2.0, 3.0])},
     claims=(
         Claim("goodput_formula", "goodput of one run, as a share of the calibrated capacity",
-              "prediction", model="helpers.models.slo.wait_slo_attainment",
-              ceilings="the service and prefill times measured in the same run's calibration "
-                       "(all c workers busy, no queue); the run's own arrival rate",
+              "prediction", model="helpers.models.slo.mgc_wait_slo_attainment",
+              ceilings="the service-time distribution measured in the same run (the admitted "
+                       "requests' mean service time and its squared coefficient of variation) "
+                       "and their mean prefill time; the run's own arrival rate",
               tolerance=TOLERANCE,
               why="goodput is a count over one run of a few hundred requests, one Poisson "
-                  "sample of a random queue (a few per cent of scatter), and the service time "
-                  "is less variable than the exponential the formulas assume",
-              miss=("near saturation and with the cap past it, the workers' service times "
-                    "during the run were longer than the calibration's (the parent receives, "
-                    "rejects and dispatches hundreds of requests a second on the same CPUs), "
-                    "so the pool ran closer to, or past, its real capacity; the replay of the "
-                    "same c-server queue with each request's own service time lands on the "
-                    "measurement, so the gap is in the service rate, not in the queueing. Far "
-                    "past capacity without a cap the few requests that meet the SLO are the "
-                    "first arrivals of a run that starts empty, which the fluid approximation "
-                    "(servers busy from the first arrival) undercounts; the replay lands there "
-                    "too.")),
+                  "sample of a random queue (a few per cent of scatter), and the two-moment "
+                  "approximation keeps the exponential wait's shape",
+              miss=("without a cap near saturation the run's own service times put the pool "
+                    "at its capacity, where a queue needs hundreds of times the run's length "
+                    "to approach the steady state the formula describes: a Monte Carlo of "
+                    "the same finite run from empty, with the run's own service mean and "
+                    "variability, lands on the measurement, inside a band far wider than the "
+                    "tolerance. Far past capacity without a cap the few requests that meet "
+                    "the SLO are the first arrivals, whose service times were shorter than "
+                    "the run's mean, and their count scatters by more than the tolerance "
+                    "from run to run; the replay with each request's own service time lands "
+                    "on both.")),
         Claim("goodput_replay", "goodput of one run, as a share of the calibrated capacity",
               "prediction", model="helpers.sim.queue.simulate_multi_server",
               ceilings="each admitted request's own arrival and service time measured in the "

@@ -29,6 +29,7 @@ from . import _checks
 
 __all__ = ["model_flop_per_token", "mfu", "hfu", "strong_scaling_efficiency",
            "weak_scaling_efficiency", "exposed_comm_s", "dp_step_time_s", "dp_exposed_comm_s",
+           "ddp_step_time_s", "ddp_exposed_comm_s", "measured_curve_s",
            "straggler_step_time_s", "time_to_train_s", "union_intervals", "PALM_540B",
            "selective_recompute_flop_overhead", "selective_recompute_forward_fraction",
            "megatron_training_time_s", "KORTHIKANTI_2022"]
@@ -434,6 +435,155 @@ def dp_exposed_comm_s(*, forward_s: float, backward_s: float, bucket_comm_s: Seq
     _checks.sequence("bucket_comm_s", bucket_comm_s)
     f, b, done = _bucket_schedule(forward_s, backward_s, bucket_comm_s, bucket_grad_fractions)
     return max(0.0, done[-1][1] - (f + b))
+
+
+def measured_curve_s(x: float, points_x: Sequence[float], points_s: Sequence[float]) -> float:
+    r"""A measured time curve (s) read at ``x`` by straight lines between its points in
+    log-log coordinates.
+
+    .. math:: \log t(x) = \log t_j + \frac{\log x - \log x_j}{\log x_{j+1} - \log x_j}
+       \,(\log t_{j+1} - \log t_j), \qquad x_j \le x \le x_{j+1}
+
+    Below the smallest point the curve is flat (a latency floor), above the largest it grows in
+    proportion to ``x`` (bandwidth-bound), so a sweep of all-reduce sizes gives the time of any
+    bucket as the same run measured it, without the alpha-beta fit's error at single sizes.
+
+    Parameters
+    ----------
+    x : float
+        Where to read the curve (e.g. bytes), > 0.
+    points_x : sequence of float
+        The measured abscissae (> 0, strictly increasing).
+    points_s : sequence of float
+        The measured times at them (s, > 0).
+
+    Returns
+    -------
+    float
+        Seconds at ``x``.
+
+    References
+    ----------
+    Interpolation on a log-log scale, as in the all-reduce sweeps of NVIDIA's nccl-tests
+    (``doc/PERFORMANCE.md``), whose times grow as a power of the size between regimes.
+
+    Examples
+    --------
+    >>> round(measured_curve_s(2e6, [1e6, 4e6], [1e-4, 4e-4]), 9)
+    0.0002
+    """
+    x = _checks.positive("x", x)
+    _checks.sequence("points_x", points_x, min_len=1)
+    _checks.sequence("points_s", points_s, min_len=1)
+    _checks.same_length("points_x", points_x, "points_s", points_s)
+    xs = [_checks.positive(f"points_x[{i}]", v) for i, v in enumerate(points_x)]
+    ts = [_checks.positive(f"points_s[{i}]", v) for i, v in enumerate(points_s)]
+    if any(b <= a for a, b in zip(xs, xs[1:])):
+        raise ValueError(f"points_x must be strictly increasing, got {list(points_x)!r}")
+    if x <= xs[0]:
+        return ts[0]
+    if x >= xs[-1]:
+        return ts[-1] * x / xs[-1]
+    j = max(i for i in range(len(xs) - 1) if xs[i] <= x)
+    w = (math.log(x) - math.log(xs[j])) / (math.log(xs[j + 1]) - math.log(xs[j]))
+    return math.exp(math.log(ts[j]) + w * (math.log(ts[j + 1]) - math.log(ts[j])))
+
+
+def _ddp_schedule(forward_s, backward_s, bucket_comm_s, bucket_bytes, copy_bytes_per_s):
+    _checks.sequence("bucket_comm_s", bucket_comm_s, min_len=1)
+    _checks.sequence("bucket_bytes", bucket_bytes, min_len=1)
+    _checks.same_length("bucket_comm_s", bucket_comm_s, "bucket_bytes", bucket_bytes)
+    sizes = [_checks.positive(f"bucket_bytes[{i}]", v) for i, v in enumerate(bucket_bytes)]
+    rate = _checks.positive("copy_bytes_per_s", copy_bytes_per_s)
+    b = _checks.positive("backward_s", backward_s)
+    copy = [2.0 * v / rate for v in sizes]
+    total = sum(sizes)
+    # copies into the buckets run on the compute stream as the backward produces each gradient
+    f, b_ddp, done = _bucket_schedule(forward_s, b + sum(copy), bucket_comm_s,
+                                      [v / total for v in sizes])
+    t = f + b_ddp  # each copy back waits for its bucket's all-reduce and the previous copy
+    for (_, end), c in zip(done, copy):
+        t = max(t, end) + c
+    return f, b, t
+
+
+def ddp_exposed_comm_s(*, forward_s: float, backward_s: float, bucket_comm_s: Sequence[float],
+                       bucket_bytes: Sequence[float], copy_bytes_per_s: float) -> float:
+    r"""Time (s) a ``DistributedDataParallel`` step spends beyond its compute-only step: the
+    bucket schedule of :func:`dp_step_time_s` plus DDP's two gradient copies.
+
+    DDP keeps its buckets apart from the parameters' gradients (``gradient_as_bucket_view``
+    off, the default): as the backward pass produces gradient :math:`i` it copies it into its
+    bucket (reading and writing :math:`g_i` bytes on the compute stream, which lengthens the
+    backward pass to :math:`B' = B + 2G/R`), and once the backward pass is done and bucket
+    :math:`i`'s all-reduce has ended (:math:`e_i`, scheduled as in :eq:`eq-dist-dp-step` with
+    :math:`B'`) it copies the reduced bucket back, one bucket after another:
+
+    .. math:: t_0 = F + B',\quad t_i = \max(t_{i-1},\ e_i) + 2 g_i / R,\qquad
+       T_{\text{exposed}} = t_k - (F + B)
+
+    Parameters
+    ----------
+    forward_s, backward_s : float
+        :math:`F`, :math:`B`: the compute-only forward and backward times (s).
+    bucket_comm_s : sequence of float
+        :math:`c_i`, each bucket's all-reduce time (s), in the order DDP reduces them.
+    bucket_bytes : sequence of float
+        :math:`g_i`, each bucket's gradient bytes (:math:`G = \sum g_i`).
+    copy_bytes_per_s : float
+        :math:`R`, the rate of a device-memory copy counted as bytes read plus written (a
+        datasheet HBM bandwidth is its upper limit, so the copies are at least this long).
+
+    Returns
+    -------
+    float
+        Seconds of the step beyond :math:`F + B` (before the optimizer).
+
+    Assumptions
+    -----------
+    As :func:`dp_step_time_s`: overlapped all-reduces do not slow the backward pass; each
+    copy streams its bytes once at :math:`R`; the ranks are equally fast.
+
+    References
+    ----------
+    Li et al. (2020), section 3.2.3 and algorithm 1 (bucketing, the copy of gradients into
+    buckets and back); PyTorch ``torch/csrc/distributed/c10d/reducer.cpp``
+    (``mark_variable_ready_dense`` copies in, ``finalize_backward`` copies out).
+
+    Examples
+    --------
+    One bucket of 1 GB, 1 TB/s of copy: 2 ms in, the all-reduce, 2 ms out:
+
+    >>> round(ddp_exposed_comm_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.01],
+    ...                          bucket_bytes=[1e9], copy_bytes_per_s=1e12), 6)
+    0.014
+    """
+    f, b, t = _ddp_schedule(forward_s, backward_s, bucket_comm_s, bucket_bytes,
+                            copy_bytes_per_s)
+    return t - (f + b)
+
+
+def ddp_step_time_s(*, forward_s: float, backward_s: float, bucket_comm_s: Sequence[float],
+                    bucket_bytes: Sequence[float], copy_bytes_per_s: float,
+                    optimizer_s: float = 0.0) -> float:
+    r"""Step time (s) of ``DistributedDataParallel``: compute plus the exposure of
+    :func:`ddp_exposed_comm_s`, then the optimizer.
+
+    .. math:: T_{\text{step}} = F + B + T_{\text{exposed}} + T_{\text{opt}}
+
+    References
+    ----------
+    Li et al. (2020), section 3.2.3.
+
+    Examples
+    --------
+    >>> round(ddp_step_time_s(forward_s=1.0, backward_s=2.0, bucket_comm_s=[0.01],
+    ...                       bucket_bytes=[1e9], copy_bytes_per_s=1e12, optimizer_s=0.5), 6)
+    3.514
+    """
+    f, b, t = _ddp_schedule(forward_s, backward_s, bucket_comm_s, bucket_bytes,
+                            copy_bytes_per_s)
+    return t + _checks.positive("optimizer_s", optimizer_s, allow_zero=True)
 
 
 def straggler_step_time_s(per_rank_step_s: Sequence[float]) -> float:
