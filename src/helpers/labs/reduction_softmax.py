@@ -58,7 +58,8 @@ __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS"
            "FULL_TENSOR_BYTES", "SMALL_TENSOR_BYTES", "INTERPRETER_MAX_COLS",
            "col_sizes", "tensor_bytes",
            "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
-           "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
+           "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "measure_sum_tiles",
+           "TILE_SWEEP_COLS", "run",
            "reference_or_none", "fmt", "MISSING", "grading_inputs", "grade_softmax",
            "grade_softmax_speed", "main"]
 
@@ -296,6 +297,46 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
     return entry
 
 
+#: Row lengths of the row sum's tile sweep (GPU only): short, middle and long rows.
+TILE_SWEEP_COLS = (1024, 4096, 16384)
+
+
+def measure_sum_tiles(device: str, gen) -> list[dict]:
+    """The Triton row sum at each tile size of
+    :data:`~helpers.kernels.reduction_softmax.SUM_TILE_CHOICES` (bytes per program and step),
+    each dtype and :data:`TILE_SWEEP_COLS` (GPU only): the evidence for the default tile.
+    Each launch is checked against float64 first, its output poisoned with NaN."""
+    if not device.startswith("cuda"):
+        return []
+    import torch
+
+    from helpers.kernels import reduction_softmax as kern
+
+    out = []
+    for dtype_name in DTYPES:
+        esize = ELEMENT_BYTES[dtype_name]
+        for cols in TILE_SWEEP_COLS:
+            rows, cols = shape_for(cols, esize)
+            x = _normal((rows, cols), gen, device, _dtype(dtype_name))
+            x64 = x.double()
+            want, scale = x64.sum(dim=-1), x64.abs().sum(dim=-1)
+            del x64
+            s = torch.empty(rows, dtype=x.dtype, device=device)
+            for tile in kern.SUM_TILE_CHOICES:
+                fn = (lambda t=tile: kern.row_sum(x, s, tile_bytes=t))
+                err = _checked("sum", fn, s, want, scale, _tolerance(dtype_name),
+                               f"triton row sum {dtype_name} {rows}x{cols} tile {tile}")
+                sync(device)
+                r = LAB.bench(fn, device, f"sum_tile_{dtype_name}_{cols}_{tile}",
+                              warmup_s=0.01, budget_s=0.08)
+                out.append({"dtype": dtype_name, "rows": rows, "cols": cols, "tile_bytes": tile,
+                            "config": kern.sum_config(cols, esize, tile), "max_error": err,
+                            "bytes": row_sum_bytes(rows, cols, esize), "bench": summarize(r)})
+            del x, want, scale, s
+            torch.cuda.empty_cache()
+    return out
+
+
 def _check_triton_small(device: str, gen) -> list[dict]:
     """Run both Triton kernels once per dtype and row length (up to
     :data:`INTERPRETER_MAX_COLS`) on a few rows and check them (Triton's interpreter on a CPU:
@@ -344,6 +385,10 @@ def run(device: str | None = None) -> dict:
                                                  timed_triton=cuda))
                 if cuda:
                     torch.cuda.empty_cache()
+    try:  # evidence only: a failure here is recorded, and the lab's rows still stand
+        m["sum_tiles"] = measure_sum_tiles(device, gen)
+    except Exception as exc:  # noqa: BLE001 - recorded in the result
+        m["sum_tiles"], m["sum_tiles_error"] = [], f"{type(exc).__name__}: {exc}"[:300]
     m["grading"] = _grading_reference(device)
     return result
 
