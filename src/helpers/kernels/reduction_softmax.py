@@ -40,7 +40,7 @@ import triton.language as tl  # noqa: E402
 
 __all__ = ["row_sum_kernel", "softmax_kernel", "row_sum", "softmax", "softmax_with",
            "block_for", "warps_for", "sum_config", "SUM_BLOCK_MAX", "SUM_TILE_BYTES",
-           "SUM_TILE_CHOICES", "MAX_COLS", "INTERPRETED"]
+           "SUM_TILE_CHOICES", "SUM_TUNE_CHOICES", "tuned_tile", "MAX_COLS", "INTERPRETED"]
 
 #: Largest block of columns one program of the row sum loads per step (fp32).
 SUM_BLOCK_MAX = 4096
@@ -145,11 +145,51 @@ def sum_config(n_cols: int, element_bytes: int, tile_bytes: int = SUM_TILE_BYTES
             "num_warps": warps_for(rows * block)}
 
 
+#: Tiles (bytes) the row sum tunes over on a GPU, per row length and element size.
+SUM_TUNE_CHOICES = (4096, 8192, 16384, 32768)
+_TUNED: dict[tuple, int] = {}
+
+
+def _launch_sum(x, out, tile_bytes: int) -> None:
+    rows, cols = x.shape
+    cfg = sum_config(cols, x.element_size(), tile_bytes)
+    row_sum_kernel[(triton.cdiv(rows, cfg["ROWS"]),)](x, out, rows, cols, x.stride(0), **cfg)
+
+
+def tuned_tile(x, out, choices=SUM_TUNE_CHOICES, reps: int = 5) -> int:
+    """The fastest of ``choices`` (tile bytes) for the row sum of ``x`` on its GPU: each is
+    compiled and launched once, then timed ``reps`` times with CUDA events (median); the
+    winner is cached per row length, element size and device, so later calls reuse it.
+    Through the interpreter (no GPU timing) it is :data:`SUM_TILE_BYTES`."""
+    key = (int(x.shape[1]), x.element_size(), str(x.device))
+    if key in _TUNED:
+        return _TUNED[key]
+    if INTERPRETED or not x.is_cuda:
+        return SUM_TILE_BYTES
+    import torch
+
+    times = {}
+    for tile in choices:
+        _launch_sum(x, out, tile)
+        torch.cuda.synchronize(x.device)
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+        for a, b in ev:
+            a.record()
+            _launch_sum(x, out, tile)
+            b.record()
+        torch.cuda.synchronize(x.device)
+        times[tile] = sorted(a.elapsed_time(b) for a, b in ev)[reps // 2]
+    _TUNED[key] = min(times, key=times.get)
+    return _TUNED[key]
+
+
 def row_sum(x, out=None, tile_bytes: int | None = None):
     """Sum each row of contiguous 2-D ``x`` with :func:`row_sum_kernel` (into ``out`` if given).
 
     The result has ``x``'s dtype (accumulated in fp32). The launch follows :func:`sum_config`
-    with tiles of ``tile_bytes`` (default :data:`SUM_TILE_BYTES`).
+    with tiles of ``tile_bytes``; by default the tile :func:`tuned_tile` picks on a GPU (the
+    first call for a row length tunes), :data:`SUM_TILE_BYTES` through the interpreter.
     """
     import torch
 
@@ -159,8 +199,7 @@ def row_sum(x, out=None, tile_bytes: int | None = None):
         out = torch.empty(rows, dtype=x.dtype, device=x.device)
     if tuple(out.shape) != (rows,):
         raise ValueError(f"out must have shape ({rows},), got {tuple(out.shape)}")
-    cfg = sum_config(cols, x.element_size(), SUM_TILE_BYTES if tile_bytes is None else tile_bytes)
-    row_sum_kernel[(triton.cdiv(rows, cfg["ROWS"]),)](x, out, rows, cols, x.stride(0), **cfg)
+    _launch_sum(x, out, tuned_tile(x, out) if tile_bytes is None else tile_bytes)
     return out
 
 

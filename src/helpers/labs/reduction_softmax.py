@@ -6,8 +6,10 @@ rows for a 256 MiB tensor), the runner measures, as achieved bytes per second:
 * **copy**: ``dst.copy_(x)`` of a buffer of the same size (read + written, the STREAM
   convention): the roofline for a kernel that reads and writes the tensor once;
 * **row sum**: ``torch.sum(x, dim=-1)`` and the book's Triton kernel
-  (:func:`helpers.kernels.reduction_softmax.row_sum`, one program per row): one read of the
-  tensor and one element written per row;
+  (:func:`helpers.kernels.reduction_softmax.row_sum`, a tile of several short rows or one
+  long row per program, the tile's size tuned per row length on the GPU): one read of the
+  tensor and one element written per row; the tile sweep (:func:`measure_sum_tiles`) records
+  the row sum at every tile size for three row lengths;
 * **softmax**: ``torch.softmax(x, dim=-1)``, the book's fused Triton kernel
   (:func:`helpers.kernels.reduction_softmax.softmax`, one program per row, the row held in
   registers), and an *unfused* softmax written as five separate torch operations (max,
@@ -285,6 +287,9 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
                        "softmax": softmax_bytes(rows, cols, esize),
                        "unfused_softmax": unfused_softmax_bytes(rows, cols, esize)},
              "max_error": {}, "tolerance": tol}
+    if timed_triton:  # the tile the row sum tuned for this row length (bytes per program-step)
+        entry["sum_tile_bytes"] = kern.tuned_tile(x, s)
+        entry["sum_config"] = kern.sum_config(cols, esize, entry["sum_tile_bytes"])
     for name in OPS:
         if name not in ops:
             continue
