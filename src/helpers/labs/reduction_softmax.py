@@ -15,12 +15,13 @@ rows for a 256 MiB tensor), the runner measures, as achieved bytes per second:
   registers), and an *unfused* softmax written as five separate torch operations (max,
   subtract, exp, sum, divide), each a pass over memory.
 
-The bytes each operation must move are counted from the tensor's shape in this module
-(:func:`softmax_bytes`, :func:`row_sum_bytes`, :func:`unfused_softmax_bytes`), not taken from a
-traffic model: the fused softmax reads and writes the tensor once; the unfused one reads it five
-times and writes it three times (plus one element per row for the max and the sum). The target
-recorded with the results: the fused Triton softmax reaches at least :data:`TARGET` of the
-measured copy bandwidth at every row length.
+The bytes each operation must move are counted from the tensor's shape
+(:func:`~helpers.models.roofline.softmax_bytes`, ``row_sum_bytes`` and
+``unfused_softmax_bytes`` of :mod:`helpers.models.roofline`, re-exported here): the fused
+softmax reads and writes the tensor once; the unfused one reads it five times and writes it
+three times (plus one element per row for the max and the sum). The target recorded with the
+results: the fused Triton softmax reaches at least :data:`TARGET` of the measured copy
+bandwidth at every row length.
 
 Every timed operation is checked first, with its output filled with NaN beforehand, against a
 float64 reference computed from the same input (random normal values, never zeros), and its
@@ -54,6 +55,8 @@ from helpers.labs.core import MISSING, fmt, lab_device, new_result, progress, ru
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
+from helpers.models.roofline import (row_sum_bytes, softmax_bytes, unfused_softmax_bytes,
+                                     unfused_softmax_pass_bytes)
 from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
@@ -146,40 +149,8 @@ def shape_for(cols: int, element_bytes: int, total_bytes: int | None = None) -> 
     return total // (cols * element_bytes), cols
 
 
-def _check_shape(rows: int, cols: int, element_bytes: int) -> None:
-    for name, v in (("rows", rows), ("cols", cols), ("element_bytes", element_bytes)):
-        if isinstance(v, bool) or int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-
-
-def softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes a fused softmax must move: read the tensor once, write it once."""
-    _check_shape(rows, cols, element_bytes)
-    return 2.0 * rows * cols * element_bytes
-
-
-def row_sum_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes a row sum must move: read the tensor once, write one element per row."""
-    _check_shape(rows, cols, element_bytes)
-    return float(rows * cols * element_bytes + rows * element_bytes)
-
-
-def unfused_passes(rows: int, cols: int, element_bytes: int) -> list[tuple[str, float, float]]:
-    """``(operation, bytes read, bytes written)`` of each pass of :func:`unfused_softmax`.
-
-    ``m = x.amax(-1)``, ``z = x - m``, ``e = z.exp()``, ``s = e.sum(-1)``, ``y = e / s``: every
-    pass reads a full tensor; three of them write one; the max and the sum write one element per
-    row, which the subtraction and the division read back.
-    """
-    _check_shape(rows, cols, element_bytes)
-    n, r = float(rows * cols * element_bytes), float(rows * element_bytes)
-    return [("max", n, r), ("subtract", n + r, n), ("exp", n, n), ("sum", n, r),
-            ("divide", n + r, n)]
-
-
-def unfused_softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes the unfused softmax moves: the sum over :func:`unfused_passes`."""
-    return sum(rd + wr for _, rd, wr in unfused_passes(rows, cols, element_bytes))
+#: The byte counts come from the model (:mod:`helpers.models.roofline`).
+unfused_passes = unfused_softmax_pass_bytes
 
 
 def unfused_softmax(x):

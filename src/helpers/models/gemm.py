@@ -461,3 +461,54 @@ def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
     tiles = tile_count(m, n, block_m, block_n)
     return (r * wave_efficiency(tiles, sms, ctas_per_sm)
             * tile_quantization_efficiency(m, n, block_m, block_n))
+
+
+# --- fixed costs per launch (labs/gemm.md, "Check"; tests in tests/models/test_kern17.py) ----
+
+__all__ += ["fixed_cost_s", "time_with_fixed_cost_s", "rate_with_fixed_cost_flop_per_s"]
+
+
+def time_with_fixed_cost_s(flop: float, rate_flop_per_s: float, fixed_s: float) -> float:
+    r"""Time of a product of ``flop`` FLOP at ``rate_flop_per_s`` that also pays ``fixed_s``
+    once, whatever its size (launch latency, the pipeline's fill and drain, the epilogue):
+
+    .. math:: T = t_0 + F / R_\infty
+
+    Hockney's characterisation of a pipelined computer by its asymptotic rate
+    :math:`R_\infty` and its start-up time :math:`t_0` (Hockney, R. W. and Jesshope, C. R.,
+    *Parallel Computers 2*, 1988, the :math:`(r_\infty, n_{1/2})` model), applied to a whole
+    kernel: the half-performance size is :math:`F_{1/2} = R_\infty t_0`.
+
+    >>> time_with_fixed_cost_s(2e9, 1e15, 3e-6) * 1e6
+    5.0
+    """
+    f = _checks.positive("flop", flop, allow_zero=True)
+    r = _checks.positive("rate_flop_per_s", rate_flop_per_s)
+    t0 = _checks.positive("fixed_s", fixed_s, allow_zero=True)
+    return t0 + f / r
+
+
+def rate_with_fixed_cost_flop_per_s(flop: float, rate_flop_per_s: float, fixed_s: float) -> float:
+    r"""The achieved rate :math:`F / (t_0 + F / R_\infty)` (:func:`time_with_fixed_cost_s`):
+    half of :math:`R_\infty` at :math:`F = R_\infty t_0`, approaching it as :math:`F` grows.
+
+    >>> rate_with_fixed_cost_flop_per_s(3e9, 1e15, 3e-6) / 1e15
+    0.5
+    """
+    f = _checks.positive("flop", flop)
+    return f / time_with_fixed_cost_s(f, rate_flop_per_s, fixed_s)
+
+
+def fixed_cost_s(measured_s: float, flop: float, rate_flop_per_s: float) -> float:
+    r"""The fixed cost :math:`t_0 = T - F / R_\infty` of a measured product (:math:`T`,
+    ``measured_s``) of ``flop`` FLOP at the asymptotic rate ``rate_flop_per_s``, at least 0 (a
+    product measured faster than the rate allows has no fixed cost to show). Measured on a
+    product whose K loop is short (a probe), it is the cost to add to other sizes' times.
+
+    >>> round(fixed_cost_s(5e-6, 2e9, 1e15) * 1e6, 6)
+    3.0
+    """
+    t = _checks.positive("measured_s", measured_s)
+    f = _checks.positive("flop", flop, allow_zero=True)
+    r = _checks.positive("rate_flop_per_s", rate_flop_per_s)
+    return max(0.0, t - f / r)

@@ -12,7 +12,8 @@ from helpers import specs
 from helpers.labs.gemm import GPU, GRADE_CONFIG
 from helpers.models import gemm as gm
 
-__all__ = ["check_rows", "config_rows", "best_config", "size_rows", "fp32_rows", "config_rate",
+__all__ = ["claim_rows", "check_rows", "config_rows", "best_config", "kernel_s", "size_rows", "launch_costs",
+           "probe_rows", "fixed_cost_s", "fp32_rows", "config_rate",
            "predicted_rate_flop_per_s", "size_predictions", "comparison_rows", "describe"]
 
 
@@ -62,9 +63,17 @@ def best_config(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
             "torch_of_peak": torch_rate / gpu.peak_flop_per_s("bf16")}
 
 
+def kernel_s(entry: dict) -> float:
+    """The time per product of a timed entry (s): from its CUDA-graph replay where the run has
+    one (the kernels back to back, no host launcher between them), else the plain call's."""
+    return (entry.get("graph") or entry["bench"])["median_s"]
+
+
 def size_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """Per size: torch's (and the Triton kernel's) rate, and the wave-quantization model's
-    efficiency for the tiling used (one CTA per SM on ``gpu``)."""
+    """Per size: torch's (and the Triton kernel's) rate, timed from a CUDA graph where the run
+    has one (``*_call_flop_per_s``: one Python call per timed interval, launcher included),
+    and the wave-quantization model's efficiency for the tiling used (one CTA per SM on
+    ``gpu``)."""
     m = result["measurements"]["sizes"]
     peak = gpu.peak_flop_per_s(m["precision"]) if result["tier"] == "gpu" else None
     best = result["measurements"].get("best_config") or list(GRADE_CONFIG)
@@ -72,18 +81,66 @@ def size_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
     for e in m["sizes"]:
         n = e["n"]
         tiles = gm.tile_count(n, n, best[0], best[1])
-        row = {"n": n, "torch_flop_per_s": _rate(e["flop"], e["torch"]),
+        row = {"n": n, "torch_flop_per_s": e["flop"] / kernel_s(e["torch"]),
+               "torch_call_flop_per_s": _rate(e["flop"], e["torch"]),
                "torch_error": e["torch"]["max_rel_error"], "tiles": tiles,
                "waves": gm.waves(tiles, gpu.sm_count, 1),
                "wave_efficiency": gm.wave_efficiency(tiles, gpu.sm_count, 1),
-               "triton_flop_per_s": None, "triton_over_torch": None, "triton_of_peak": None}
+               "graph": "graph" in e["torch"],
+               "triton_flop_per_s": None, "triton_call_flop_per_s": None,
+               "triton_over_torch": None, "triton_of_peak": None}
         row["torch_of_peak"] = row["torch_flop_per_s"] / peak if peak else None
         if "triton" in e:
-            row["triton_flop_per_s"] = _rate(e["flop"], e["triton"])
+            row["triton_flop_per_s"] = e["flop"] / kernel_s(e["triton"])
+            row["triton_call_flop_per_s"] = _rate(e["flop"], e["triton"])
             row["triton_over_torch"] = row["triton_flop_per_s"] / row["torch_flop_per_s"]
             row["triton_of_peak"] = row["triton_flop_per_s"] / peak if peak else None
         rows.append(row)
     return rows
+
+
+def launch_costs(result: dict) -> dict | None:
+    """The empty Triton launch of a GPU run (s per call): timed as one call per interval
+    (``call_s``, the launcher's host time showing as GPU idle), the host's own time per call
+    in a loop (``host_s``) and replayed from a CUDA graph (``graph_s``); None without one."""
+    la = result["measurements"].get("launch") or {}
+    if "plain" not in la:
+        return None
+    return {"call_s": la["plain"]["median_s"], "host_s": la["host_per_call_s"],
+            "graph_s": la["graph"]["median_s"]}
+
+
+def probe_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """The fixed-cost probe (GPU): per ``n x n x K`` product of a few K steps, its time from a
+    CUDA graph, the time its FLOP take at the wave model's rate (cuBLAS's full-wave rate of
+    the same run, :func:`helpers.models.gemm.quantized_rate_flop_per_s`) and the difference,
+    the fixed cost :func:`helpers.models.gemm.fixed_cost_s`."""
+    best = best_config(result, gpu)
+    rows = []
+    if best is None:
+        return rows
+    for p in result["measurements"].get("probe") or []:
+        rate = gm.quantized_rate_flop_per_s(p["m"], p["n"], p["config"]["block_m"],
+                                            p["config"]["block_n"],
+                                            full_rate_flop_per_s=best["torch_flop_per_s"],
+                                            sms=gpu.sm_count)
+        t = kernel_s({"bench": p["plain"], "graph": p.get("graph")})
+        rows.append({"n": p["n"], "k": p["k"], "k_steps": p["k_steps"], "time_s": t,
+                     "call_s": p["plain"]["median_s"], "arithmetic_s": p["flop"] / rate,
+                     "fixed_s": gm.fixed_cost_s(t, p["flop"], rate)})
+    return rows
+
+
+def fixed_cost_s(result: dict, gpu: specs.GPUSpec = GPU) -> float:
+    """The fixed cost per product the predictions add (s): the median over the probe's
+    shortest-K products (one pipeline's worth of steps) of their fixed cost
+    (:func:`probe_rows`); 0 for a run without the probe."""
+    rows = probe_rows(result, gpu)
+    short = sorted(r["fixed_s"] for r in rows if r["k_steps"] == min(q["k_steps"] for q in rows))
+    if not short:
+        return 0.0
+    mid = len(short) // 2
+    return short[mid] if len(short) % 2 else (short[mid - 1] + short[mid]) / 2
 
 
 def fp32_rows(result: dict) -> list[dict]:
@@ -123,15 +180,21 @@ def size_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]
     """The predicted rate of the Triton kernel at each size of a GPU result's sweep (FLOP/s):
     its tiles' wave and tile efficiency (one CTA per SM on ``gpu``) times the full-wave rate
     measured in the same run, cuBLAS's (``torch.matmul``) rate at the configuration sweep's
-    size, where cuBLAS's own waves are full. Empty for a CPU result."""
+    size, where cuBLAS's own waves are full; plus, once per product, the fixed cost the same
+    run measured on its probe (:func:`fixed_cost_s`: other shapes, short K loops), through
+    :func:`helpers.models.gemm.rate_with_fixed_cost_flop_per_s`. Empty for a CPU result."""
     best = best_config(result, gpu)
     if best is None:
         return {}
     tile = result["measurements"].get("best_config") or [best["block_m"], best["block_n"]]
-    return {e["n"]: gm.quantized_rate_flop_per_s(e["n"], e["n"], tile[0], tile[1],
-                                                 full_rate_flop_per_s=best["torch_flop_per_s"],
-                                                 sms=gpu.sm_count)
-            for e in result["measurements"]["sizes"]["sizes"]}
+    t0 = fixed_cost_s(result, gpu)
+    out = {}
+    for e in result["measurements"]["sizes"]["sizes"]:
+        rate = gm.quantized_rate_flop_per_s(e["n"], e["n"], tile[0], tile[1],
+                                            full_rate_flop_per_s=best["torch_flop_per_s"],
+                                            sms=gpu.sm_count)
+        out[e["n"]] = gm.rate_with_fixed_cost_flop_per_s(e["flop"], rate, t0)
+    return out
 
 
 def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
@@ -214,3 +277,16 @@ def describe(result: dict) -> str:
         lines.append(f"{r['precision']} n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}, "
                      f"Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')}")
     return "\n".join(lines)
+
+
+def claim_rows(ref: dict | None) -> list:
+    """The reference's table rows that carry both a model and an H200 value, as
+    :class:`helpers.labs.summary.LabRow` (what the status page reads), so the page's
+    summaries (``summary.median_abs_error``, ``summary.predictions``, each row's ``holds``)
+    are the status page's own."""
+    from helpers.labs.summary import LabRow
+
+    if ref is None:
+        return []
+    return [LabRow("gemm", "labs/gemm.md", r) for r in comparison_rows(ref)
+            if r.model is not None and r.h200 is not None]
