@@ -13,6 +13,12 @@ Three measurements, each kernel checked against a float64 reference on fresh ran
 * **sizes**: square bf16 products from 1024 to 8192 (some awkward for 132 SMs) with the best
   tiling and with ``torch.matmul`` on a GPU; on a CPU, ``torch.matmul`` in fp32 over small
   sizes, which shows this machine's rate against size.
+  On a GPU each product is timed twice: one Python call per timed interval (the launcher
+  included), and replayed back to back from a CUDA graph (the kernels alone), which is what
+  the page's predictions compare with.
+* **launch** and **probe** (GPU): an empty Triton launch timed the same three ways (one call
+  per interval, host time per call, from a graph), and ``n x n x K`` products with short K
+  loops at :data:`PROBE_SIZES`, whose line gives a fixed cost per product and a rate per step.
 * **fp32** (GPU): the best block shape in fp32 with TF32 off (``input_precision="ieee"``,
   against torch with ``torch.backends.cuda.matmul.fp32_precision = "ieee"``) and on
   (``"tf32"`` for both), so each comparison is made at the same setting.
@@ -103,14 +109,29 @@ LAB = core.Lab(
               ceilings="cuBLAS's (torch.matmul) bf16 rate at 8192^3 measured in the same run, "
                        "as the rate of a full wave; the tiling's waves on 132 SMs",
               tolerance=0.10,
-              why="the run's spread is 1-5 %; at 8192 the two kernels agree within a few per "
-                  "cent, and the terms left out (launch, the pipeline's fill and drain, L2 "
-                  "reuse across a wave) are a few per cent of a long K loop",
-              miss="at 1024 and 2048 the products take only tens of microseconds and each "
-                   "tile's K loop is 16 or 32 steps, so fixed costs per launch and per tile "
-                   "(launch, pipeline fill and drain, epilogue) that the model leaves out are "
-                   "a large share; the same run shows cuBLAS limited there too (its rate at "
-                   "1024 is an eighth of its rate at 8192)"),
+              why="the kernel is timed from a CUDA graph of back-to-back calls, so the host's "
+                  "launcher (about 12 us per call, the run's empty Triton launch) is not in "
+                  "it; the run's spread is 1-2 %; at 8192 the two kernels agree within a few "
+                  "per cent; left out: a fixed cost per product (launch, the pipeline's fill "
+                  "and drain, the epilogue: about 4 us on the run's probe) and any change of "
+                  "the rate per K step with the size, a few per cent of a long K loop",
+              miss="at 1024 only 32 tiles run, one on each of 32 SMs, and the product takes "
+                   "13 us: the run's short-K probe at the same size gives a fixed cost of 4.2 "
+                   "us and a rate per K step 28 % above the wave model's (operands of 2 MiB "
+                   "that stay in L2 across back-to-back products; a full GPU's clock under "
+                   "load), two terms the model leaves out that only partly cancel; the probe's "
+                   "own line (claim small_product_rate) predicts the size within 2 %"),
+        Claim("small_product_rate", "rate of the best Triton tiling at the probe's sizes",
+              "prediction", model="helpers.models.gemm.rate_with_fixed_cost_flop_per_s",
+              ceilings="fixed cost and rate per K step of the line through two n x n x K "
+                       "products of the same run with short K loops (K = BLOCK_K x stages and "
+                       "twice that), timed from a CUDA graph",
+              tolerance=0.10,
+              why="a product's time is a fixed cost plus a cost per K step (Hockney's t0 + "
+                  "F/R); both come from other shapes of the same run, never from the rows "
+                  "predicted; the run's spread is about 1 %; left out: the rate per step can "
+                  "change as K grows (operands in L2 at short K, epilogue overlap), a few "
+                  "per cent"),
     ))
 
 

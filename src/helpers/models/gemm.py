@@ -465,7 +465,7 @@ def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
 
 # --- fixed costs per launch (labs/gemm.md, "Check"; tests in tests/models/test_kern17.py) ----
 
-__all__ += ["fixed_cost_s", "time_with_fixed_cost_s", "rate_with_fixed_cost_flop_per_s"]
+__all__ += ["fixed_s_and_rate_flop_per_s", "time_with_fixed_cost_s", "rate_with_fixed_cost_flop_per_s"]
 
 
 def time_with_fixed_cost_s(flop: float, rate_flop_per_s: float, fixed_s: float) -> float:
@@ -474,10 +474,10 @@ def time_with_fixed_cost_s(flop: float, rate_flop_per_s: float, fixed_s: float) 
 
     .. math:: T = t_0 + F / R_\infty
 
-    Hockney's characterisation of a pipelined computer by its asymptotic rate
-    :math:`R_\infty` and its start-up time :math:`t_0` (Hockney, R. W. and Jesshope, C. R.,
-    *Parallel Computers 2*, 1988, the :math:`(r_\infty, n_{1/2})` model), applied to a whole
-    kernel: the half-performance size is :math:`F_{1/2} = R_\infty t_0`.
+    Hockney's characterisation of a pipeline by its asymptotic rate :math:`R_\infty` and its
+    start-up time :math:`t_0` (Hockney, R. W. and Jesshope, C. R., *Parallel Computers 2*,
+    1988, the :math:`(r_\infty, n_{1/2})` model), applied to a whole kernel: the
+    half-performance size is :math:`F_{1/2} = R_\infty t_0`.
 
     >>> time_with_fixed_cost_s(2e9, 1e15, 3e-6) * 1e6
     5.0
@@ -499,16 +499,33 @@ def rate_with_fixed_cost_flop_per_s(flop: float, rate_flop_per_s: float, fixed_s
     return f / time_with_fixed_cost_s(f, rate_flop_per_s, fixed_s)
 
 
-def fixed_cost_s(measured_s: float, flop: float, rate_flop_per_s: float) -> float:
-    r"""The fixed cost :math:`t_0 = T - F / R_\infty` of a measured product (:math:`T`,
-    ``measured_s``) of ``flop`` FLOP at the asymptotic rate ``rate_flop_per_s``, at least 0 (a
-    product measured faster than the rate allows has no fixed cost to show). Measured on a
-    product whose K loop is short (a probe), it is the cost to add to other sizes' times.
+def fixed_s_and_rate_flop_per_s(flops, times_s) -> tuple[float, float]:
+    r"""The two constants of :func:`time_with_fixed_cost_s` from two measured products of
+    different FLOP counts (e.g. the same :math:`M \times N` with two short K loops):
 
-    >>> round(fixed_cost_s(5e-6, 2e9, 1e15) * 1e6, 6)
-    3.0
+    .. math:: R_\infty = \frac{F_2 - F_1}{T_2 - T_1}, \qquad t_0 = T_1 - F_1 / R_\infty
+
+    Hockney's way of characterising a pipeline by two measurements (Hockney 1994, Parallel
+    Computing 20(3), 389-398, for messages). Evaluated at a larger product it predicts that
+    product's time from the same run, assuming the per-step rate holds there. A ValueError
+    when the times do not grow with the FLOP (no positive rate) or the line gives a negative
+    fixed cost (the points are not one regime).
+
+    >>> t0, r = fixed_s_and_rate_flop_per_s((1e9, 2e9), (5e-6, 7e-6))
+    >>> round(t0 * 1e6, 6), round(r / 1e12, 3)
+    (3.0, 500.0)
     """
-    t = _checks.positive("measured_s", measured_s)
-    f = _checks.positive("flop", flop, allow_zero=True)
-    r = _checks.positive("rate_flop_per_s", rate_flop_per_s)
-    return max(0.0, t - f / r)
+    for name, pair in (("flops", flops), ("times_s", times_s)):
+        if len(_checks.sequence(name, pair, min_len=2)) != 2:
+            raise ValueError(f"{name} must be a pair, got {pair!r}")
+    f1, f2 = (_checks.positive("flops", v) for v in flops)
+    t1, t2 = (_checks.positive("times_s", v) for v in times_s)
+    if not (f2 != f1 and (t2 - t1) / (f2 - f1) > 0):
+        raise ValueError(f"times_s must grow with flops for a positive rate, got flops "
+                         f"{(f1, f2)} and times_s {(t1, t2)}")
+    rate = (f2 - f1) / (t2 - t1)
+    t0 = t1 - f1 / rate
+    if t0 < 0:
+        raise ValueError(f"times_s {(t1, t2)} at flops {(f1, f2)} give a negative fixed cost "
+                         f"({t0:.3g} s): not one regime")
+    return t0, rate

@@ -13,7 +13,7 @@ from helpers.labs.gemm import GPU, GRADE_CONFIG
 from helpers.models import gemm as gm
 
 __all__ = ["claim_rows", "check_rows", "config_rows", "best_config", "kernel_s", "size_rows", "launch_costs",
-           "probe_rows", "fixed_cost_s", "fp32_rows", "config_rate",
+           "probe_rows", "small_predictions", "fp32_rows", "config_rate",
            "predicted_rate_flop_per_s", "size_predictions", "comparison_rows", "describe"]
 
 
@@ -111,36 +111,43 @@ def launch_costs(result: dict) -> dict | None:
 
 
 def probe_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """The fixed-cost probe (GPU): per ``n x n x K`` product of a few K steps, its time from a
-    CUDA graph, the time its FLOP take at the wave model's rate (cuBLAS's full-wave rate of
-    the same run, :func:`helpers.models.gemm.quantized_rate_flop_per_s`) and the difference,
-    the fixed cost :func:`helpers.models.gemm.fixed_cost_s`."""
+    """The fixed-cost probe (GPU): per ``n``, the two short-K products ``n x n x K1`` and
+    ``n x n x K2`` timed from a CUDA graph, and the line through them
+    (:func:`helpers.models.gemm.fixed_s_and_rate_flop_per_s`): its fixed cost per product
+    ``fixed_s`` (launch, the pipeline's fill and drain, the epilogue), its rate per extra K
+    step ``rate_flop_per_s``, and that rate over the wave model's for the same tiles
+    (``of_wave_model``: the cuBLAS full-wave rate of the run times the wave and tile
+    efficiency; above 1, the busy SMs of a part-empty wave run faster than a full wave's)."""
     best = best_config(result, gpu)
-    rows = []
-    if best is None:
-        return rows
+    by_n: dict[int, list[dict]] = {}
     for p in result["measurements"].get("probe") or []:
-        rate = gm.quantized_rate_flop_per_s(p["m"], p["n"], p["config"]["block_m"],
-                                            p["config"]["block_n"],
+        by_n.setdefault(p["n"], []).append(p)
+    rows = []
+    for n, ps in sorted(by_n.items()):
+        if best is None or len(ps) != 2:
+            continue
+        ps = sorted(ps, key=lambda p: p["k"])
+        times = [kernel_s({"bench": p["plain"], "graph": p.get("graph")}) for p in ps]
+        t0, rate = gm.fixed_s_and_rate_flop_per_s([p["flop"] for p in ps], times)
+        c = ps[0]["config"]
+        wave = gm.quantized_rate_flop_per_s(n, n, c["block_m"], c["block_n"],
                                             full_rate_flop_per_s=best["torch_flop_per_s"],
                                             sms=gpu.sm_count)
-        t = kernel_s({"bench": p["plain"], "graph": p.get("graph")})
-        rows.append({"n": p["n"], "k": p["k"], "k_steps": p["k_steps"], "time_s": t,
-                     "call_s": p["plain"]["median_s"], "arithmetic_s": p["flop"] / rate,
-                     "fixed_s": gm.fixed_cost_s(t, p["flop"], rate)})
+        rows.append({"n": n, "k": [p["k"] for p in ps], "k_steps": [p["k_steps"] for p in ps],
+                     "times_s": times, "call_s": [p["plain"]["median_s"] for p in ps],
+                     "fixed_s": t0, "rate_flop_per_s": rate, "of_wave_model": rate / wave})
     return rows
 
 
-def fixed_cost_s(result: dict, gpu: specs.GPUSpec = GPU) -> float:
-    """The fixed cost per product the predictions add (s): the median over the probe's
-    shortest-K products (one pipeline's worth of steps) of their fixed cost
-    (:func:`probe_rows`); 0 for a run without the probe."""
-    rows = probe_rows(result, gpu)
-    short = sorted(r["fixed_s"] for r in rows if r["k_steps"] == min(q["k_steps"] for q in rows))
-    if not short:
-        return 0.0
-    mid = len(short) // 2
-    return short[mid] if len(short) % 2 else (short[mid - 1] + short[mid]) / 2
+def small_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]:
+    """The predicted rate (FLOP/s) of the Triton kernel at each size of the sweep that the
+    probe measured at the same ``n`` with short K loops: the probe's line (fixed cost plus
+    rate per step, :func:`probe_rows`) carried to ``K = n``
+    (:func:`helpers.models.gemm.rate_with_fixed_cost_flop_per_s`). Empty without the probe."""
+    lines = {r["n"]: r for r in probe_rows(result, gpu)}
+    return {e["n"]: gm.rate_with_fixed_cost_flop_per_s(e["flop"], lines[e["n"]]["rate_flop_per_s"],
+                                                      lines[e["n"]]["fixed_s"])
+            for e in result["measurements"]["sizes"]["sizes"] if e["n"] in lines}
 
 
 def fp32_rows(result: dict) -> list[dict]:
@@ -180,21 +187,15 @@ def size_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]
     """The predicted rate of the Triton kernel at each size of a GPU result's sweep (FLOP/s):
     its tiles' wave and tile efficiency (one CTA per SM on ``gpu``) times the full-wave rate
     measured in the same run, cuBLAS's (``torch.matmul``) rate at the configuration sweep's
-    size, where cuBLAS's own waves are full; plus, once per product, the fixed cost the same
-    run measured on its probe (:func:`fixed_cost_s`: other shapes, short K loops), through
-    :func:`helpers.models.gemm.rate_with_fixed_cost_flop_per_s`. Empty for a CPU result."""
+    size, where cuBLAS's own waves are full. Empty for a CPU result."""
     best = best_config(result, gpu)
     if best is None:
         return {}
     tile = result["measurements"].get("best_config") or [best["block_m"], best["block_n"]]
-    t0 = fixed_cost_s(result, gpu)
-    out = {}
-    for e in result["measurements"]["sizes"]["sizes"]:
-        rate = gm.quantized_rate_flop_per_s(e["n"], e["n"], tile[0], tile[1],
-                                            full_rate_flop_per_s=best["torch_flop_per_s"],
-                                            sms=gpu.sm_count)
-        out[e["n"]] = gm.rate_with_fixed_cost_flop_per_s(e["flop"], rate, t0)
-    return out
+    return {e["n"]: gm.quantized_rate_flop_per_s(e["n"], e["n"], tile[0], tile[1],
+                                                 full_rate_flop_per_s=best["torch_flop_per_s"],
+                                                 sms=gpu.sm_count)
+            for e in result["measurements"]["sizes"]["sizes"]}
 
 
 def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSpec = GPU) -> list:
@@ -235,6 +236,11 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSp
         rows.append(Row(f"Triton bf16 {n}^3, from cuBLAS's rate", "TFLOP/s", 1e12,
                         model=pred[n], h200=triton_at(ref, n), yours=triton_at(mine, n),
                         claim=LAB.claim("triton_rate")))
+    small = small_predictions(basis, gpu) if basis is not None else {}
+    for n in sorted(small):
+        rows.append(Row(f"Triton bf16 {n}^3, from the short-K probe", "TFLOP/s", 1e12,
+                        model=small[n], h200=triton_at(ref, n), yours=triton_at(mine, n),
+                        claim=LAB.claim("small_product_rate")))
     fp_ref = {r["precision"]: r for r in fp32_rows(ref)} if ref is not None else {}
     fp_mine = {r["precision"]: r for r in fp32_rows(mine)} if mine is not None else {}
     for prec in ("fp32", "tf32"):
