@@ -525,6 +525,8 @@ def fixed_s_and_rate_flop_per_s(flops, times_s) -> tuple[float, float]:
                          f"{(f1, f2)} and times_s {(t1, t2)}")
     rate = (f2 - f1) / (t2 - t1)
     t0 = t1 - f1 / rate
+    if 0 > t0 >= -1e-9 * t2:  # zero but for rounding
+        t0 = 0.0
     if t0 < 0:
         raise ValueError(f"times_s {(t1, t2)} at flops {(f1, f2)} give a negative fixed cost "
                          f"({t0:.3g} s): not one regime")
