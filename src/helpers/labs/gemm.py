@@ -117,10 +117,11 @@ LAB = core.Lab(
                   "the rate per K step with the size, a few per cent of a long K loop",
               miss="at 1024 only 32 tiles run, one on each of 32 SMs, and the product takes "
                    "13 us: the run's short-K probe at the same size gives a fixed cost of 4.2 "
-                   "us and a rate per K step 28 % above the wave model's (operands of 2 MiB "
-                   "that stay in L2 across back-to-back products; a full GPU's clock under "
-                   "load), two terms the model leaves out that only partly cancel; the probe's "
-                   "own line (claim small_product_rate) predicts the size within 2 %"),
+                   "us and a rate per K step 28 % above the wave model's (candidates: operands "
+                   "of 2 MiB that stay in L2 across back-to-back products, and a clock not "
+                   "held down by a long full load), two terms the model leaves out that only "
+                   "partly cancel; the probe's own line (claim small_product_rate) predicts "
+                   "the size within 2 %"),
         Claim("small_product_rate", "rate of the best Triton tiling at the probe's sizes",
               "prediction", model="helpers.models.gemm.rate_with_fixed_cost_flop_per_s",
               ceilings="fixed cost and rate per K step of the line through two n x n x K "
