@@ -32,6 +32,11 @@ def test_plots_draw_and_refuse_empty_input():
              "wave_efficiency": 0.9} for n in (1024, 8192)]
     fig = gf.rate_vs_size_figure(rows, title="t", peak_flop_per_s=2e12)
     assert len(fig.axes) == 2  # the rate and the wave model's efficiency
+    assert len(fig.axes[0].lines) == 3  # torch, Triton and the peak: no graph, no call line
+    graphed = [dict(r, graph=True, triton_call_flop_per_s=r["triton_flop_per_s"] / 2) for r in rows]
+    fig3 = gf.rate_vs_size_figure(graphed, title="t", peak_flop_per_s=2e12)
+    call = [ln for ln in fig3.axes[0].lines if ln.get_label() == "Triton, one call per interval"]
+    assert len(call) == 1 and list(call[0].get_ydata()) == [r["triton_flop_per_s"] / 2e12 for r in rows]
     cfg = [{"name": "a", "flop_per_s": 5e14}, {"name": "b", "flop_per_s": None}]
     fig2 = gf.config_figure(cfg, torch_flop_per_s=6e14, title="t")
     assert len(fig2.axes[0].patches) == 2

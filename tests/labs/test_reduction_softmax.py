@@ -86,6 +86,44 @@ def test_triton_row_sum_matches_float64(cols):
     assert torch.allclose(s.double(), x.double().sum(-1), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("tile", [None, 2048, 4096, 32768])
+@pytest.mark.parametrize("shape", [(1, 1), (13, 100), (9, 1000), (5, 4097)])
+def test_triton_row_sum_packs_rows_and_writes_every_one(shape, tile, dtype):
+    # fresh random inputs of both signs, a row count that leaves the last program's tile
+    # part empty, and odd row lengths; every output poisoned first
+    gen = torch.Generator().manual_seed(sum(shape) + (tile or 0))
+    x = (torch.randn(shape, generator=gen) * 4).to(dtype)
+    s = torch.full((shape[0],), float("nan"), dtype=dtype)
+    kern.row_sum(x, s, tile_bytes=tile)
+    x64 = x.double()
+    err = ((s.double() - x64.sum(-1)).abs() / x64.abs().sum(-1)).max()
+    assert not torch.isnan(s).any() and err <= (1e-5 if dtype == torch.float32 else 1e-2)
+
+
+@given(st.integers(1, 1 << 15), st.sampled_from([1, 2, 4, 8]),
+       st.sampled_from(kern.SUM_TILE_CHOICES + kern.SUM_TUNE_CHOICES))
+def test_sum_config_moves_one_tile_per_step(cols, esize, tile):
+    c = kern.sum_config(cols, esize, tile)
+    block, rows = c["BLOCK"], c["ROWS"]
+    assert block & (block - 1) == 0 and rows & (rows - 1) == 0 and rows >= 1
+    assert c["N_STEPS"] * block >= cols > (c["N_STEPS"] - 1) * block  # covers the row, no extra step
+    # every program loads a tile of the same bytes, whatever the row length
+    assert rows * block * esize == max(16, tile // esize) * esize or rows == 1
+    assert rows == 1 or block >= cols  # several rows per program only when a row fits in one step
+    assert c["num_warps"] == kern.warps_for(rows * block)
+
+
+def test_sum_config_gives_short_bf16_rows_the_fp32_tile():
+    # the reference's slow points: bf16 rows of 1024-4096 columns got programs of half the bytes
+    for cols in (1024, 2048, 4096):
+        bf, fp = kern.sum_config(cols, 2), kern.sum_config(cols, 4)
+        assert bf["ROWS"] * bf["BLOCK"] * 2 == fp["ROWS"] * fp["BLOCK"] * 4 == kern.SUM_TILE_BYTES
+    with pytest.raises(ValueError, match="element_bytes"):
+        kern.sum_config(1024, 0)
+    assert kern.tuned_tile(torch.rand(2, 8), torch.empty(2)) == kern.SUM_TILE_BYTES  # interpreter
+
+
 def test_kernel_arguments_are_checked():
     with pytest.raises(ValueError, match="2-D"):
         kern.softmax(torch.rand(8))

@@ -134,8 +134,9 @@ def lab_structure_diagram() -> Figure:
 
 
 def rate_vs_size_figure(rows: Sequence[dict], *, title: str, peak_flop_per_s: float | None = None):
-    """Rate against size for torch (and Triton when present), with the wave model's efficiency
-    on a second axis. ``rows`` are :func:`helpers.labs.analysis.gemm.size_rows` (or the same keys)."""
+    """Rate against size for torch (and Triton when present; rows timed from a CUDA graph also
+    show the Triton kernel timed one call per interval, hollow and dotted), with the wave
+    model's efficiency on a second axis. ``rows`` are :func:`helpers.labs.analysis.gemm.size_rows` (or the same keys)."""
     if not rows:
         raise ValueError("need at least one row")
     fig, ax = new_figure(width_in=7.5, height_in=3.6)
@@ -147,6 +148,10 @@ def rate_vs_size_figure(rows: Sequence[dict], *, title: str, peak_flop_per_s: fl
     if any(r.get("triton_flop_per_s") for r in rows):
         ax.plot(ns, [(r["triton_flop_per_s"] or float("nan")) / scale for r in rows], "s-",
                 color=COLORS["accent"], label="Triton (best tiling)")
+    graphed = [r for r in rows if r.get("graph") and r.get("triton_call_flop_per_s")]
+    if graphed:  # the same kernel timed one Python call per interval: the launcher shows
+        ax.plot([r["n"] for r in graphed], [r["triton_call_flop_per_s"] / scale for r in graphed],
+                "s:", color=COLORS["accent"], mfc="none", label="Triton, one call per interval")
     if peak_flop_per_s:
         ax.axhline(peak_flop_per_s / scale, color=COLORS["neutral"], ls="--", lw=1,
                    label="dense peak")

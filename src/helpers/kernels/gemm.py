@@ -33,7 +33,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 
-__all__ = ["GemmConfig", "gemm_kernel", "matmul", "INTERPRETED", "triton", "tl"]
+__all__ = ["GemmConfig", "gemm_kernel", "matmul", "empty_kernel", "empty", "INTERPRETED", "triton", "tl"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,20 @@ def gemm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     c = acc.to(c_ptr.dtype.element_ty)
     c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def empty_kernel(x_ptr, n):
+    """A kernel that does no work (its one masked store never fires for ``n = 0``): timing its
+    launch measures what a Triton call costs before any arithmetic (the GEMM lab's probe)."""
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, tl.zeros([16], dtype=tl.float32), mask=offs < n)
+
+
+def empty(x):
+    """Launch :func:`empty_kernel` on one program with ``n = 0`` (``x`` is left unchanged)."""
+    empty_kernel[(1,)](x, 0)
+    return x
 
 
 def matmul(a, b, config: GemmConfig, *, out=None, allow_tf32: bool = False, kernel=None):

@@ -1,11 +1,13 @@
 """Triton kernels of the reduction and softmax lab: a row sum and a fused row softmax.
 
-Both kernels run one program per row of a contiguous 2-D tensor:
+Both kernels read a contiguous 2-D tensor row by row:
 
-* :func:`row_sum_kernel` / :func:`row_sum`: each program walks its row in blocks of ``BLOCK``
-  columns, accumulates them in fp32 registers and reduces the block to one number at the end
-  (a tree reduction across the lanes, ``tl.reduce``). It reads the tensor once and writes one
-  element per row.
+* :func:`row_sum_kernel` / :func:`row_sum`: each program walks ``ROWS`` rows together in
+  tiles of ``ROWS x BLOCK`` elements, accumulates them in fp32 registers and reduces each row
+  to one number at the end (a tree reduction across the lanes, ``tl.reduce``). It reads the
+  tensor once and writes one element per row. :func:`sum_config` sizes the tile so that every
+  program loads the same bytes per step at any row length and element size (several short
+  rows per program, one long row in several steps).
 * :func:`softmax_kernel` / :func:`softmax`: each program loads its whole row (``BLOCK`` is the
   next power of two above the row length, the tail masked with ``-inf``), subtracts the row's
   maximum, exponentiates, divides by the sum and stores the row: one read and one write of the
@@ -37,10 +39,16 @@ import triton.language as tl  # noqa: E402
 
 
 __all__ = ["row_sum_kernel", "softmax_kernel", "row_sum", "softmax", "softmax_with",
-           "block_for", "warps_for", "SUM_BLOCK_MAX", "MAX_COLS", "INTERPRETED"]
+           "block_for", "warps_for", "sum_config", "SUM_BLOCK_MAX", "SUM_TILE_BYTES",
+           "SUM_TILE_CHOICES", "SUM_TUNE_CHOICES", "tuned_tile", "MAX_COLS", "INTERPRETED"]
 
-#: Largest block of columns one program of the row sum loads per step.
+#: Largest block of columns one program of the row sum loads per step (fp32).
 SUM_BLOCK_MAX = 4096
+#: Bytes one program of the row sum loads per step: 16 KiB, a 4096-column fp32 block, and
+#: for shorter rows (or 2-byte elements) as many rows as fill it.
+SUM_TILE_BYTES = SUM_BLOCK_MAX * 4
+#: Tile sizes the lab's exploration sweeps beside the default (bytes per program and step).
+SUM_TILE_CHOICES = (2048, 4096, 8192, 16384, 32768)
 #: Longest row the fused softmax holds in registers (one program per row, whole row at once).
 MAX_COLS = 1 << 15
 
@@ -56,19 +64,24 @@ def _max(a, b):
 
 
 @triton.jit
-def row_sum_kernel(x_ptr, y_ptr, n_cols, x_stride, BLOCK: tl.constexpr, N_STEPS: tl.constexpr):
-    """``y[r] = sum(x[r, :])``: program ``r`` sums its row in ``N_STEPS`` blocks of ``BLOCK``.
+def row_sum_kernel(x_ptr, y_ptr, n_rows, n_cols, x_stride, ROWS: tl.constexpr,
+                   BLOCK: tl.constexpr, N_STEPS: tl.constexpr):
+    """``y[r] = sum(x[r, :])``: program ``p`` sums rows ``p * ROWS`` to ``p * ROWS + ROWS - 1``,
+    walking them together in ``N_STEPS`` tiles of ``ROWS x BLOCK`` elements.
 
     The step count is a compile-time constant (``cdiv(n_cols, BLOCK)``, one compiled kernel per
-    row length), which also lets Triton's interpreter run the loop.
+    row length), which also lets Triton's interpreter run the loop. Rows past ``n_rows`` (the
+    last program's) and columns past ``n_cols`` are masked.
     """
-    row = tl.program_id(0)
-    base = x_ptr + row.to(tl.int64) * x_stride
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    row_ok = rows < n_rows
+    base = x_ptr + rows.to(tl.int64)[:, None] * x_stride
+    acc = tl.zeros([ROWS, BLOCK], dtype=tl.float32)
     for step in range(N_STEPS):
         cols = step * BLOCK + tl.arange(0, BLOCK)
-        acc += tl.load(base + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    tl.store(y_ptr + row, tl.reduce(acc, 0, _add))
+        mask = row_ok[:, None] & (cols < n_cols)[None, :]
+        acc += tl.load(base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + rows, tl.reduce(acc, 1, _add), mask=row_ok)
 
 
 @triton.jit
@@ -106,10 +119,77 @@ def _check_2d(x, out=None) -> None:
         raise ValueError("out must be contiguous and on x's device")
 
 
-def row_sum(x, out=None):
+def sum_config(n_cols: int, element_bytes: int, tile_bytes: int = SUM_TILE_BYTES) -> dict:
+    """The row sum's launch configuration for rows of ``n_cols`` elements of ``element_bytes``:
+    ``BLOCK`` columns per step (the row's length rounded up to a power of two, at most one
+    tile), ``ROWS`` rows per program (enough short rows to fill a tile of ``tile_bytes``),
+    ``N_STEPS`` and ``num_warps`` (by the tile's elements, :func:`warps_for`).
+
+    Every program then moves about ``tile_bytes`` per step whatever the row length, so short
+    rows no longer mean small programs whose fixed costs (start, reduction, store) outweigh
+    their loads.
+
+    >>> sum_config(1024, 2)
+    {'BLOCK': 1024, 'ROWS': 8, 'N_STEPS': 1, 'num_warps': 16}
+    >>> sum_config(16384, 4)
+    {'BLOCK': 4096, 'ROWS': 1, 'N_STEPS': 4, 'num_warps': 16}
+    """
+    for name, v in (("n_cols", n_cols), ("element_bytes", element_bytes), ("tile_bytes", tile_bytes)):
+        if isinstance(v, bool) or int(v) != v or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    tile = max(16, (int(tile_bytes) // int(element_bytes)))
+    tile = 1 << (tile.bit_length() - 1)  # a power of two
+    block = min(tile, max(16, 1 << (int(n_cols) - 1).bit_length()))
+    rows = tile // block
+    return {"BLOCK": block, "ROWS": rows, "N_STEPS": triton.cdiv(int(n_cols), block),
+            "num_warps": warps_for(rows * block)}
+
+
+#: Tiles (bytes) the row sum tunes over on a GPU, per row length and element size.
+SUM_TUNE_CHOICES = (4096, 8192, 16384, 32768)
+_TUNED: dict[tuple, int] = {}
+
+
+def _launch_sum(x, out, tile_bytes: int) -> None:
+    rows, cols = x.shape
+    cfg = sum_config(cols, x.element_size(), tile_bytes)
+    row_sum_kernel[(triton.cdiv(rows, cfg["ROWS"]),)](x, out, rows, cols, x.stride(0), **cfg)
+
+
+def tuned_tile(x, out, choices=SUM_TUNE_CHOICES, reps: int = 5) -> int:
+    """The fastest of ``choices`` (tile bytes) for the row sum of ``x`` on its GPU: each is
+    compiled and launched once, then timed ``reps`` times with CUDA events (median); the
+    winner is cached per row length, element size and device, so later calls reuse it.
+    Through the interpreter (no GPU timing) it is :data:`SUM_TILE_BYTES`."""
+    key = (int(x.shape[1]), x.element_size(), str(x.device))
+    if key in _TUNED:
+        return _TUNED[key]
+    if INTERPRETED or not x.is_cuda:
+        return SUM_TILE_BYTES
+    import torch
+
+    times = {}
+    for tile in choices:
+        _launch_sum(x, out, tile)
+        torch.cuda.synchronize(x.device)
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+        for a, b in ev:
+            a.record()
+            _launch_sum(x, out, tile)
+            b.record()
+        torch.cuda.synchronize(x.device)
+        times[tile] = sorted(a.elapsed_time(b) for a, b in ev)[reps // 2]
+    _TUNED[key] = min(times, key=times.get)
+    return _TUNED[key]
+
+
+def row_sum(x, out=None, tile_bytes: int | None = None):
     """Sum each row of contiguous 2-D ``x`` with :func:`row_sum_kernel` (into ``out`` if given).
 
-    The result has ``x``'s dtype (accumulated in fp32).
+    The result has ``x``'s dtype (accumulated in fp32). The launch follows :func:`sum_config`
+    with tiles of ``tile_bytes``; by default the tile :func:`tuned_tile` picks on a GPU (the
+    first call for a row length tunes), :data:`SUM_TILE_BYTES` through the interpreter.
     """
     import torch
 
@@ -119,9 +199,7 @@ def row_sum(x, out=None):
         out = torch.empty(rows, dtype=x.dtype, device=x.device)
     if tuple(out.shape) != (rows,):
         raise ValueError(f"out must have shape ({rows},), got {tuple(out.shape)}")
-    block = min(SUM_BLOCK_MAX, max(16, 1 << (cols - 1).bit_length()))
-    row_sum_kernel[(rows,)](x, out, cols, x.stride(0), BLOCK=block,
-                            N_STEPS=triton.cdiv(cols, block), num_warps=warps_for(block))
+    _launch_sum(x, out, tuned_tile(x, out) if tile_bytes is None else tile_bytes)
     return out
 
 

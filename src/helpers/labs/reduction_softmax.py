@@ -6,19 +6,22 @@ rows for a 256 MiB tensor), the runner measures, as achieved bytes per second:
 * **copy**: ``dst.copy_(x)`` of a buffer of the same size (read + written, the STREAM
   convention): the roofline for a kernel that reads and writes the tensor once;
 * **row sum**: ``torch.sum(x, dim=-1)`` and the book's Triton kernel
-  (:func:`helpers.kernels.reduction_softmax.row_sum`, one program per row): one read of the
-  tensor and one element written per row;
+  (:func:`helpers.kernels.reduction_softmax.row_sum`, a tile of several short rows or one
+  long row per program, the tile's size tuned per row length on the GPU): one read of the
+  tensor and one element written per row; the tile sweep (:func:`measure_sum_tiles`) records
+  the row sum at every tile size for three row lengths;
 * **softmax**: ``torch.softmax(x, dim=-1)``, the book's fused Triton kernel
   (:func:`helpers.kernels.reduction_softmax.softmax`, one program per row, the row held in
   registers), and an *unfused* softmax written as five separate torch operations (max,
   subtract, exp, sum, divide), each a pass over memory.
 
-The bytes each operation must move are counted from the tensor's shape in this module
-(:func:`softmax_bytes`, :func:`row_sum_bytes`, :func:`unfused_softmax_bytes`), not taken from a
-traffic model: the fused softmax reads and writes the tensor once; the unfused one reads it five
-times and writes it three times (plus one element per row for the max and the sum). The target
-recorded with the results: the fused Triton softmax reaches at least :data:`TARGET` of the
-measured copy bandwidth at every row length.
+The bytes each operation must move are counted from the tensor's shape
+(:func:`~helpers.models.roofline.softmax_bytes`, ``row_sum_bytes`` and
+``unfused_softmax_bytes`` of :mod:`helpers.models.roofline`, re-exported here): the fused
+softmax reads and writes the tensor once; the unfused one reads it five times and writes it
+three times (plus one element per row for the max and the sum). The target recorded with the
+results: the fused Triton softmax reaches at least :data:`TARGET` of the measured copy
+bandwidth at every row length.
 
 Every timed operation is checked first, with its output filled with NaN beforehand, against a
 float64 reference computed from the same input (random normal values, never zeros), and its
@@ -52,13 +55,16 @@ from helpers.labs.core import MISSING, fmt, lab_device, new_result, progress, ru
 from helpers.labs.core import cpu_threads as _cpu_threads
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
+from helpers.models.roofline import (row_sum_bytes, softmax_bytes, unfused_softmax_bytes,
+                                     unfused_softmax_pass_bytes)
 from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "TARGET", "DTYPES", "ELEMENT_BYTES", "OPS", "FULL_COLS", "SMALL_COLS",
            "FULL_TENSOR_BYTES", "SMALL_TENSOR_BYTES", "INTERPRETER_MAX_COLS",
            "col_sizes", "tensor_bytes",
            "shape_for", "softmax_bytes", "row_sum_bytes", "unfused_softmax_bytes",
-           "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "run",
+           "unfused_passes", "unfused_softmax", "measure_point", "measure_copy", "measure_sum_tiles",
+           "TILE_SWEEP_COLS", "run",
            "reference_or_none", "fmt", "MISSING", "grading_inputs", "grade_softmax",
            "grade_softmax_speed", "main"]
 
@@ -107,12 +113,11 @@ LAB = core.Lab(
               ceilings="copy rate measured in the same run, same dtype and tensor size",
               tolerance=0.10,
               why="the row sum reads the tensor once; a read-only stream runs a few per cent "
-                  "faster than a copy (no writes to interleave), and the run's spread is 2-4 %",
-              miss="the bf16 row sum is slower than the copy predicts: it takes the fp32 "
-                   "kernel's time (63.6 us, faster than the copy) at 8192 "
-                   "and 16384 columns but 73-85 us at 1024-4096 columns, for the same bytes; "
-                   "so what changes is the kernel's launch configuration per row length "
-                   "(block, steps, warps), not the memory, and the model has no term for it"),
+                  "faster than a copy (no writes to interleave), and the run's spread is 2-4 %; "
+                  "the kernel loads one tile of several short rows or part of one long row per "
+                  "program and step, its size tuned per row length, so every row length "
+                  "streams (the run's tile sweep shows launches of 16-byte loads per thread "
+                  "and step at 76-84 us for the same bytes)"),
         Claim("fusion_ratio_bound", "unfused over fused softmax time", "bound",
               model="helpers.models.roofline.memory_time_s",
               ceilings="datasheet HBM bandwidth for the unfused passes' bytes, over the fused "
@@ -143,40 +148,8 @@ def shape_for(cols: int, element_bytes: int, total_bytes: int | None = None) -> 
     return total // (cols * element_bytes), cols
 
 
-def _check_shape(rows: int, cols: int, element_bytes: int) -> None:
-    for name, v in (("rows", rows), ("cols", cols), ("element_bytes", element_bytes)):
-        if isinstance(v, bool) or int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-
-
-def softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes a fused softmax must move: read the tensor once, write it once."""
-    _check_shape(rows, cols, element_bytes)
-    return 2.0 * rows * cols * element_bytes
-
-
-def row_sum_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes a row sum must move: read the tensor once, write one element per row."""
-    _check_shape(rows, cols, element_bytes)
-    return float(rows * cols * element_bytes + rows * element_bytes)
-
-
-def unfused_passes(rows: int, cols: int, element_bytes: int) -> list[tuple[str, float, float]]:
-    """``(operation, bytes read, bytes written)`` of each pass of :func:`unfused_softmax`.
-
-    ``m = x.amax(-1)``, ``z = x - m``, ``e = z.exp()``, ``s = e.sum(-1)``, ``y = e / s``: every
-    pass reads a full tensor; three of them write one; the max and the sum write one element per
-    row, which the subtraction and the division read back.
-    """
-    _check_shape(rows, cols, element_bytes)
-    n, r = float(rows * cols * element_bytes), float(rows * element_bytes)
-    return [("max", n, r), ("subtract", n + r, n), ("exp", n, n), ("sum", n, r),
-            ("divide", n + r, n)]
-
-
-def unfused_softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
-    """Bytes the unfused softmax moves: the sum over :func:`unfused_passes`."""
-    return sum(rd + wr for _, rd, wr in unfused_passes(rows, cols, element_bytes))
+#: The byte counts come from the model (:mod:`helpers.models.roofline`).
+unfused_passes = unfused_softmax_pass_bytes
 
 
 def unfused_softmax(x):
@@ -284,6 +257,9 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
                        "softmax": softmax_bytes(rows, cols, esize),
                        "unfused_softmax": unfused_softmax_bytes(rows, cols, esize)},
              "max_error": {}, "tolerance": tol}
+    if timed_triton:  # the tile the row sum tuned for this row length (bytes per program-step)
+        entry["sum_tile_bytes"] = kern.tuned_tile(x, s)
+        entry["sum_config"] = kern.sum_config(cols, esize, entry["sum_tile_bytes"])
     for name in OPS:
         if name not in ops:
             continue
@@ -294,6 +270,46 @@ def measure_point(device: str, gen, dtype_name: str, cols: int, *, timed_triton:
         sync(device)
         entry[name] = summarize(LAB.bench(fn, device, f"{name}_{dtype_name}_{cols}"))
     return entry
+
+
+#: Row lengths of the row sum's tile sweep (GPU only): short, middle and long rows.
+TILE_SWEEP_COLS = (1024, 4096, 16384)
+
+
+def measure_sum_tiles(device: str, gen) -> list[dict]:
+    """The Triton row sum at each tile size of
+    :data:`~helpers.kernels.reduction_softmax.SUM_TILE_CHOICES` (bytes per program and step),
+    each dtype and :data:`TILE_SWEEP_COLS` (GPU only): the evidence for the default tile.
+    Each launch is checked against float64 first, its output poisoned with NaN."""
+    if not device.startswith("cuda"):
+        return []
+    import torch
+
+    from helpers.kernels import reduction_softmax as kern
+
+    out = []
+    for dtype_name in DTYPES:
+        esize = ELEMENT_BYTES[dtype_name]
+        for cols in TILE_SWEEP_COLS:
+            rows, cols = shape_for(cols, esize)
+            x = _normal((rows, cols), gen, device, _dtype(dtype_name))
+            x64 = x.double()
+            want, scale = x64.sum(dim=-1), x64.abs().sum(dim=-1)
+            del x64
+            s = torch.empty(rows, dtype=x.dtype, device=device)
+            for tile in kern.SUM_TILE_CHOICES:
+                fn = (lambda t=tile: kern.row_sum(x, s, tile_bytes=t))
+                err = _checked("sum", fn, s, want, scale, _tolerance(dtype_name),
+                               f"triton row sum {dtype_name} {rows}x{cols} tile {tile}")
+                sync(device)
+                r = LAB.bench(fn, device, f"sum_tile_{dtype_name}_{cols}_{tile}",
+                              warmup_s=0.01, budget_s=0.08)
+                out.append({"dtype": dtype_name, "rows": rows, "cols": cols, "tile_bytes": tile,
+                            "config": kern.sum_config(cols, esize, tile), "max_error": err,
+                            "bytes": row_sum_bytes(rows, cols, esize), "bench": summarize(r)})
+            del x, want, scale, s
+            torch.cuda.empty_cache()
+    return out
 
 
 def _check_triton_small(device: str, gen) -> list[dict]:
@@ -344,6 +360,10 @@ def run(device: str | None = None) -> dict:
                                                  timed_triton=cuda))
                 if cuda:
                     torch.cuda.empty_cache()
+    try:  # evidence only: a failure here is recorded, and the lab's rows still stand
+        m["sum_tiles"] = measure_sum_tiles(device, gen)
+    except Exception as exc:  # noqa: BLE001 - recorded in the result
+        m["sum_tiles"], m["sum_tiles_error"] = [], f"{type(exc).__name__}: {exc}"[:300]
     m["grading"] = _grading_reference(device)
     return result
 

@@ -461,3 +461,73 @@ def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
     tiles = tile_count(m, n, block_m, block_n)
     return (r * wave_efficiency(tiles, sms, ctas_per_sm)
             * tile_quantization_efficiency(m, n, block_m, block_n))
+
+
+# --- fixed costs per launch (labs/gemm.md, "Check"; tests in tests/models/test_kern17.py) ----
+
+__all__ += ["fixed_s_and_rate_flop_per_s", "time_with_fixed_cost_s", "rate_with_fixed_cost_flop_per_s"]
+
+
+def time_with_fixed_cost_s(flop: float, rate_flop_per_s: float, fixed_s: float) -> float:
+    r"""Time of a product of ``flop`` FLOP at ``rate_flop_per_s`` that also pays ``fixed_s``
+    once, whatever its size (launch latency, the pipeline's fill and drain, the epilogue):
+
+    .. math:: T = t_0 + F / R_\infty
+
+    Hockney's characterisation of a pipeline by its asymptotic rate :math:`R_\infty` and its
+    start-up time :math:`t_0` (Hockney, R. W. and Jesshope, C. R., *Parallel Computers 2*,
+    1988, the :math:`(r_\infty, n_{1/2})` model), applied to a whole kernel: the
+    half-performance size is :math:`F_{1/2} = R_\infty t_0`.
+
+    >>> time_with_fixed_cost_s(2e9, 1e15, 3e-6) * 1e6
+    5.0
+    """
+    f = _checks.positive("flop", flop, allow_zero=True)
+    r = _checks.positive("rate_flop_per_s", rate_flop_per_s)
+    t0 = _checks.positive("fixed_s", fixed_s, allow_zero=True)
+    return t0 + f / r
+
+
+def rate_with_fixed_cost_flop_per_s(flop: float, rate_flop_per_s: float, fixed_s: float) -> float:
+    r"""The achieved rate :math:`F / (t_0 + F / R_\infty)` (:func:`time_with_fixed_cost_s`):
+    half of :math:`R_\infty` at :math:`F = R_\infty t_0`, approaching it as :math:`F` grows.
+
+    >>> rate_with_fixed_cost_flop_per_s(3e9, 1e15, 3e-6) / 1e15
+    0.5
+    """
+    f = _checks.positive("flop", flop)
+    return f / time_with_fixed_cost_s(f, rate_flop_per_s, fixed_s)
+
+
+def fixed_s_and_rate_flop_per_s(flops, times_s) -> tuple[float, float]:
+    r"""The two constants of :func:`time_with_fixed_cost_s` from two measured products of
+    different FLOP counts (e.g. the same :math:`M \times N` with two short K loops):
+
+    .. math:: R_\infty = \frac{F_2 - F_1}{T_2 - T_1}, \qquad t_0 = T_1 - F_1 / R_\infty
+
+    Hockney's way of characterising a pipeline by two measurements (Hockney 1994, Parallel
+    Computing 20(3), 389-398, for messages). Evaluated at a larger product it predicts that
+    product's time from the same run, assuming the per-step rate holds there. A ValueError
+    when the times do not grow with the FLOP (no positive rate) or the line gives a negative
+    fixed cost (the points are not one regime).
+
+    >>> t0, r = fixed_s_and_rate_flop_per_s((1e9, 2e9), (5e-6, 7e-6))
+    >>> round(t0 * 1e6, 6), round(r / 1e12, 3)
+    (3.0, 500.0)
+    """
+    for name, pair in (("flops", flops), ("times_s", times_s)):
+        if len(_checks.sequence(name, pair, min_len=2)) != 2:
+            raise ValueError(f"{name} must be a pair, got {pair!r}")
+    f1, f2 = (_checks.positive("flops", v) for v in flops)
+    t1, t2 = (_checks.positive("times_s", v) for v in times_s)
+    if not (f2 != f1 and (t2 - t1) / (f2 - f1) > 0):
+        raise ValueError(f"times_s must grow with flops for a positive rate, got flops "
+                         f"{(f1, f2)} and times_s {(t1, t2)}")
+    rate = (f2 - f1) / (t2 - t1)
+    t0 = t1 - f1 / rate
+    if 0 > t0 >= -1e-9 * t2:  # zero but for rounding
+        t0 = 0.0
+    if t0 < 0:
+        raise ValueError(f"times_s {(t1, t2)} at flops {(f1, f2)} give a negative fixed cost "
+                         f"({t0:.3g} s): not one regime")
+    return t0, rate

@@ -340,3 +340,97 @@ def matmul_min_bytes(m: int, n: int, k: int, bytes_per_element: float) -> float:
     b = _check("bytes_per_element", bytes_per_element)
     return float((m * k + k * n + m * n) * b)
 
+
+
+# --- softmax and row-reduction traffic (the reduction-and-softmax lab) ----------------------
+
+__all__ += ["row_sum_bytes", "softmax_bytes", "unfused_softmax_pass_bytes", "unfused_softmax_bytes",
+            "SOFTMAX_ACCESSES", "softmax_accesses_per_element", "softmax_traffic_bytes"]
+
+
+def _shape(rows, cols, element_bytes) -> tuple[int, int, int]:
+    return (_checks.positive_int("rows", rows), _checks.positive_int("cols", cols),
+            _checks.positive_int("element_bytes", element_bytes))
+
+
+def row_sum_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Least bytes a row sum of a ``rows x cols`` tensor moves: the tensor read once, one
+    element written per row.
+
+    >>> row_sum_bytes(1024, 4096, 4) / 2**20
+    16.00390625
+    """
+    r, c, e = _shape(rows, cols, element_bytes)
+    return float(r * c * e + r * e)
+
+
+def softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Least bytes a fused row softmax moves when each row stays on chip between its load and
+    its store: the tensor read once and written once.
+
+    >>> softmax_bytes(1024, 4096, 4) / 2**20
+    32.0
+    """
+    r, c, e = _shape(rows, cols, element_bytes)
+    return 2.0 * r * c * e
+
+
+def unfused_softmax_pass_bytes(rows: int, cols: int, element_bytes: int) -> list[tuple[str, float, float]]:
+    """``(operation, bytes read, bytes written)`` of each pass of a softmax written as five
+    tensor operations, ``m = max(x)``, ``z = x - m``, ``e = exp(z)``, ``s = sum(e)``,
+    ``y = e / s`` (along rows): every pass reads a full tensor; three of them write one; the
+    max and the sum write one element per row, which the subtraction and the division read.
+
+    >>> [name for name, _, _ in unfused_softmax_pass_bytes(2, 8, 4)]
+    ['max', 'subtract', 'exp', 'sum', 'divide']
+    """
+    r, c, e = _shape(rows, cols, element_bytes)
+    n, s = float(r * c * e), float(r * e)
+    return [("max", n, s), ("subtract", n + s, n), ("exp", n, n), ("sum", n, s),
+            ("divide", n + s, n)]
+
+
+def unfused_softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+    """Bytes the five-pass softmax moves: the sum over :func:`unfused_softmax_pass_bytes`,
+    eight tensors plus four per-row vectors.
+
+    >>> unfused_softmax_bytes(1024, 4096, 4) / 2**20
+    128.015625
+    """
+    return sum(rd + wr for _, rd, wr in unfused_softmax_pass_bytes(rows, cols, element_bytes))
+
+
+#: Memory accesses per input element of the softmax algorithms of Milakov and Gimelshein
+#: (2018), for a vector too long to stay on chip between passes: ``"naive"`` (sum of
+#: exponentials, then outputs: two loads and one store), ``"safe"`` (the maximum first: three
+#: loads and one store) and ``"online"`` (maximum and normaliser in one pass: two loads and one
+#: store).
+SOFTMAX_ACCESSES = {"naive": 3, "safe": 4, "online": 3}
+
+
+def softmax_accesses_per_element(method: str) -> int:
+    """Memory accesses per element of a softmax computed by ``method`` (:data:`SOFTMAX_ACCESSES`).
+
+    Milakov, M. and Gimelshein, N. (2018), "Online normalizer calculation for softmax",
+    arXiv:1805.02867: the safe softmax (subtracting the maximum) makes three passes, four
+    accesses per element; their online normaliser folds the maximum into the sum's pass and
+    needs three, as the unsafe one does. A memory-bound safe softmax can therefore take at
+    most 4/3 of the online one's time, the paper's "up to 1.3x".
+
+    >>> softmax_accesses_per_element("safe") / softmax_accesses_per_element("online")
+    1.3333333333333333
+    """
+    return SOFTMAX_ACCESSES[_checks.one_of("method", method, tuple(SOFTMAX_ACCESSES))]
+
+
+def softmax_traffic_bytes(rows: int, cols: int, element_bytes: int, method: str) -> float:
+    """Bytes a multi-pass row softmax by ``method`` moves: its accesses per element
+    (:func:`softmax_accesses_per_element`) times the tensor's bytes (per-row scalars left out).
+    A kernel holding each row on chip (the book's fused one) moves :func:`softmax_bytes`, two
+    accesses per element, instead.
+
+    >>> softmax_traffic_bytes(1024, 4096, 4, "online") / softmax_bytes(1024, 4096, 4)
+    1.5
+    """
+    r, c, e = _shape(rows, cols, element_bytes)
+    return float(softmax_accesses_per_element(method) * r * c * e)

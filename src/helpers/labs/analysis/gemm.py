@@ -12,7 +12,8 @@ from helpers import specs
 from helpers.labs.gemm import GPU, GRADE_CONFIG
 from helpers.models import gemm as gm
 
-__all__ = ["check_rows", "config_rows", "best_config", "size_rows", "fp32_rows", "config_rate",
+__all__ = ["claim_rows", "check_rows", "config_rows", "best_config", "kernel_s", "size_rows", "launch_costs",
+           "probe_rows", "small_predictions", "fp32_rows", "config_rate",
            "predicted_rate_flop_per_s", "size_predictions", "comparison_rows", "describe"]
 
 
@@ -62,9 +63,17 @@ def best_config(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
             "torch_of_peak": torch_rate / gpu.peak_flop_per_s("bf16")}
 
 
+def kernel_s(entry: dict) -> float:
+    """The time per product of a timed entry (s): from its CUDA-graph replay where the run has
+    one (the kernels back to back, no host launcher between them), else the plain call's."""
+    return (entry.get("graph") or entry["bench"])["median_s"]
+
+
 def size_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
-    """Per size: torch's (and the Triton kernel's) rate, and the wave-quantization model's
-    efficiency for the tiling used (one CTA per SM on ``gpu``)."""
+    """Per size: torch's (and the Triton kernel's) rate, timed from a CUDA graph where the run
+    has one (``*_call_flop_per_s``: one Python call per timed interval, launcher included),
+    and the wave-quantization model's efficiency for the tiling used (one CTA per SM on
+    ``gpu``)."""
     m = result["measurements"]["sizes"]
     peak = gpu.peak_flop_per_s(m["precision"]) if result["tier"] == "gpu" else None
     best = result["measurements"].get("best_config") or list(GRADE_CONFIG)
@@ -72,18 +81,73 @@ def size_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
     for e in m["sizes"]:
         n = e["n"]
         tiles = gm.tile_count(n, n, best[0], best[1])
-        row = {"n": n, "torch_flop_per_s": _rate(e["flop"], e["torch"]),
+        row = {"n": n, "torch_flop_per_s": e["flop"] / kernel_s(e["torch"]),
+               "torch_call_flop_per_s": _rate(e["flop"], e["torch"]),
                "torch_error": e["torch"]["max_rel_error"], "tiles": tiles,
                "waves": gm.waves(tiles, gpu.sm_count, 1),
                "wave_efficiency": gm.wave_efficiency(tiles, gpu.sm_count, 1),
-               "triton_flop_per_s": None, "triton_over_torch": None, "triton_of_peak": None}
+               "graph": "graph" in e["torch"],
+               "triton_flop_per_s": None, "triton_call_flop_per_s": None,
+               "triton_over_torch": None, "triton_of_peak": None}
         row["torch_of_peak"] = row["torch_flop_per_s"] / peak if peak else None
         if "triton" in e:
-            row["triton_flop_per_s"] = _rate(e["flop"], e["triton"])
+            row["triton_flop_per_s"] = e["flop"] / kernel_s(e["triton"])
+            row["triton_call_flop_per_s"] = _rate(e["flop"], e["triton"])
             row["triton_over_torch"] = row["triton_flop_per_s"] / row["torch_flop_per_s"]
             row["triton_of_peak"] = row["triton_flop_per_s"] / peak if peak else None
         rows.append(row)
     return rows
+
+
+def launch_costs(result: dict) -> dict | None:
+    """The empty Triton launch of a GPU run (s per call): timed as one call per interval
+    (``call_s``, the launcher's host time showing as GPU idle), the host's own time per call
+    in a loop (``host_s``) and replayed from a CUDA graph (``graph_s``); None without one."""
+    la = result["measurements"].get("launch") or {}
+    if "plain" not in la:
+        return None
+    return {"call_s": la["plain"]["median_s"], "host_s": la["host_per_call_s"],
+            "graph_s": la["graph"]["median_s"]}
+
+
+def probe_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+    """The fixed-cost probe (GPU): per ``n``, the two short-K products ``n x n x K1`` and
+    ``n x n x K2`` timed from a CUDA graph, and the line through them
+    (:func:`helpers.models.gemm.fixed_s_and_rate_flop_per_s`): its fixed cost per product
+    ``fixed_s`` (launch, the pipeline's fill and drain, the epilogue), its rate per extra K
+    step ``rate_flop_per_s``, and that rate over the wave model's for the same tiles
+    (``of_wave_model``: the cuBLAS full-wave rate of the run times the wave and tile
+    efficiency; above 1, the busy SMs of a part-empty wave run faster than a full wave's)."""
+    best = best_config(result, gpu)
+    by_n: dict[int, list[dict]] = {}
+    for p in result["measurements"].get("probe") or []:
+        by_n.setdefault(p["n"], []).append(p)
+    rows = []
+    for n, ps in sorted(by_n.items()):
+        if best is None or len(ps) != 2:
+            continue
+        ps = sorted(ps, key=lambda p: p["k"])
+        times = [kernel_s({"bench": p["plain"], "graph": p.get("graph")}) for p in ps]
+        t0, rate = gm.fixed_s_and_rate_flop_per_s([p["flop"] for p in ps], times)
+        c = ps[0]["config"]
+        wave = gm.quantized_rate_flop_per_s(n, n, c["block_m"], c["block_n"],
+                                            full_rate_flop_per_s=best["torch_flop_per_s"],
+                                            sms=gpu.sm_count)
+        rows.append({"n": n, "k": [p["k"] for p in ps], "k_steps": [p["k_steps"] for p in ps],
+                     "times_s": times, "call_s": [p["plain"]["median_s"] for p in ps],
+                     "fixed_s": t0, "rate_flop_per_s": rate, "of_wave_model": rate / wave})
+    return rows
+
+
+def small_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]:
+    """The predicted rate (FLOP/s) of the Triton kernel at each size of the sweep that the
+    probe measured at the same ``n`` with short K loops: the probe's line (fixed cost plus
+    rate per step, :func:`probe_rows`) carried to ``K = n``
+    (:func:`helpers.models.gemm.rate_with_fixed_cost_flop_per_s`). Empty without the probe."""
+    lines = {r["n"]: r for r in probe_rows(result, gpu)}
+    return {e["n"]: gm.rate_with_fixed_cost_flop_per_s(e["flop"], lines[e["n"]]["rate_flop_per_s"],
+                                                      lines[e["n"]]["fixed_s"])
+            for e in result["measurements"]["sizes"]["sizes"] if e["n"] in lines}
 
 
 def fp32_rows(result: dict) -> list[dict]:
@@ -172,6 +236,11 @@ def comparison_rows(ref: dict | None, mine: dict | None = None, gpu: specs.GPUSp
         rows.append(Row(f"Triton bf16 {n}^3, from cuBLAS's rate", "TFLOP/s", 1e12,
                         model=pred[n], h200=triton_at(ref, n), yours=triton_at(mine, n),
                         claim=LAB.claim("triton_rate")))
+    small = small_predictions(basis, gpu) if basis is not None else {}
+    for n in sorted(small):
+        rows.append(Row(f"Triton bf16 {n}^3, from the short-K probe", "TFLOP/s", 1e12,
+                        model=small[n], h200=triton_at(ref, n), yours=triton_at(mine, n),
+                        claim=LAB.claim("small_product_rate")))
     fp_ref = {r["precision"]: r for r in fp32_rows(ref)} if ref is not None else {}
     fp_mine = {r["precision"]: r for r in fp32_rows(mine)} if mine is not None else {}
     for prec in ("fp32", "tf32"):
@@ -214,3 +283,16 @@ def describe(result: dict) -> str:
         lines.append(f"{r['precision']} n={r['n']}: torch {fmt_rate(r['torch_flop_per_s'], 'FLOP/s')}, "
                      f"Triton {fmt_rate(r['triton_flop_per_s'], 'FLOP/s')}")
     return "\n".join(lines)
+
+
+def claim_rows(ref: dict | None) -> list:
+    """The reference's table rows that carry both a model and an H200 value, as
+    :class:`helpers.labs.summary.LabRow` (what the status page reads), so the page's
+    summaries (``summary.median_abs_error``, ``summary.predictions``, each row's ``holds``)
+    are the status page's own."""
+    from helpers.labs.summary import LabRow
+
+    if ref is None:
+        return []
+    return [LabRow("gemm", "labs/gemm.md", r) for r in comparison_rows(ref)
+            if r.model is not None and r.h200 is not None]

@@ -16,7 +16,7 @@ from helpers.labs.core import MISSING
 from helpers.labs.reduction_softmax import DTYPES, GPU, LAB, OPS, TARGET
 from helpers.models.roofline import memory_time_s
 
-__all__ = ["row_verdict", "point_rows", "target_check", "summary", "predicted_times", "fusion_ratio_bound",
+__all__ = ["claim_rows", "tile_rows", "tuned_tiles", "row_verdict", "point_rows", "target_check", "summary", "predicted_times", "fusion_ratio_bound",
            "comparison_rows", "describe"]
 
 
@@ -46,6 +46,26 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
                          "copy_bytes_per_s": copy, "spread": p[op]["spread"],
                          "max_error": p["max_error"][op]})
     return rows
+
+
+def tile_rows(result: dict) -> list[dict]:
+    """The row sum's tile sweep (GPU): per dtype, row length and tile (bytes per program and
+    step), the launch configuration, the time and the fraction of the copy rate reached
+    (empty for a run without the sweep)."""
+    rows = []
+    for t in result["measurements"].get("sum_tiles") or []:
+        copy = _copy_rate(result, t["dtype"])
+        time_s = t["bench"]["median_s"]
+        rows.append({"dtype": t["dtype"], "cols": t["cols"], "tile_bytes": t["tile_bytes"],
+                     **t["config"], "time_s": time_s, "copy_fraction": t["bytes"] / time_s / copy,
+                     "spread": t["bench"]["spread"]})
+    return rows
+
+
+def tuned_tiles(result: dict) -> dict[tuple[str, int], int]:
+    """``(dtype, cols) -> tile bytes`` the row sum chose at each point of a GPU run."""
+    return {(p["dtype"], p["cols"]): p["sum_tile_bytes"] for p in result["measurements"]["points"]
+            if "sum_tile_bytes" in p}
 
 
 def target_check(result: dict, target: float = TARGET) -> dict | None:
@@ -179,3 +199,16 @@ def row_verdict(rows: list, quantity: str, as_bound: bool = False) -> str:
     if as_bound:
         return f"{r.claim.fraction_of_bound(r.model, r.h200):.0%}"
     return f"{100 * (r.model - r.h200) / r.h200:+.2g}"
+
+
+def claim_rows(ref: dict | None) -> list:
+    """The reference's table rows that carry both a model and an H200 value, as
+    :class:`helpers.labs.summary.LabRow` (what the status page reads), so the page's
+    summaries (``summary.median_abs_error``, ``summary.predictions``, each row's ``holds``)
+    are the status page's own."""
+    from helpers.labs.summary import LabRow
+
+    if ref is None:
+        return []
+    return [LabRow("reduction_softmax", "labs/reduction-softmax.md", r) for r in comparison_rows(ref)
+            if r.model is not None and r.h200 is not None]
