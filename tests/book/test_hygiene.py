@@ -242,8 +242,6 @@ DIRECTION_ALLOWED: dict[tuple[str, str], str] = {
         "TODO lab helper: 'times faster here' is typed beside a measured ratio",
     ("labs/launch-overhead.md", "the host is still the slower stage"):
         "TODO lab helper: 'the slower stage' follows a measured prediction's sentence",
-    ("labs/gemm.md", "so the measurement tends to beat the prediction a little"):
-        "TODO lab helper: the predict-then-measure solution's direction is typed, as chapters/gemm.md's was",
     ("labs/collectives.md", "the measurement is usually slower than that"):
         "TODO lab helper: 'usually slower' is typed next to a measured prediction",
 }

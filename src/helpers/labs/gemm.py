@@ -165,9 +165,9 @@ def _dtype(prec: str):
 @contextmanager
 def _torch_precision(mode: str):
     """torch's cuBLAS fp32 products in ``"ieee"`` or ``"tf32"`` (the roofline lab's switch)."""
-    from helpers.labs.roofline import _matmul_precision
+    from helpers.bench.precision import matmul_precision
 
-    with _matmul_precision(mode):
+    with matmul_precision(mode):
         yield
 
 

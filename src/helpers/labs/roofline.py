@@ -95,9 +95,6 @@ LAB = core.Lab(
                   "the FMAs, and the clock under load, which nvidia-smi samples once, at the "
                   "end: a few percent each, 10% in all"),
     ))
-#: The old private name of :func:`helpers.bench.precision.matmul_precision`, still imported by
-#: :mod:`helpers.labs.gemm` (not this lab's to change).
-_matmul_precision = matmul_precision
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
 FP32_BYTES = 4.0
