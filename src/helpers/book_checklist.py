@@ -30,6 +30,7 @@ TUNABLE_FIELDS = ("layer", "q", "tunable", "trades", "check", "pages", "source")
 OPTIONAL_TUNABLE_FIELDS = ("needs", "closest")
 #: What a check may need to print a value: a GPU and its driver, an RDMA adapter, vLLM.
 NEEDS = ("gpu", "rdma", "vllm")
+_NEEDS_TEXT = {"gpu": "a GPU and its driver", "rdma": "an RDMA adapter", "vllm": "vLLM"}
 
 #: Programs a check may run: each only reads. Flags that would change a setting are refused below.
 _READERS = {"cat", "grep", "sysctl", "ip", "ss", "ethtool", "nvidia-smi", "nvcc", "printenv",
@@ -220,7 +221,7 @@ def tunables_markdown(root: str | Path | None = None) -> Markdown:
             links = ", ".join(_item(p, data, toc) for p in t["pages"])
             if t.get("closest"):
                 links += "; no page teaches this knob yet, the link is the closest one"
-            needs = f" (needs {t['needs']})" if "needs" in t else ""
+            needs = f" (needs {_NEEDS_TEXT[t['needs']]})" if "needs" in t else ""
             name = t["tunable"] if " " in t["tunable"] else f"`{t['tunable']}`"  # a variable or flag
             out.append(f"- **{t['q']}** {name}: {t['trades']}  \n"
                        f"  Check{needs}: `{t['check']}`  \n"
