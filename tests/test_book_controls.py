@@ -22,16 +22,44 @@ OFFICIAL = ("docs.nvidia.com", "docs.pytorch.org", "docs.vllm.ai", "huggingface.
 def test_every_setting_is_well_formed():
     data = book_controls.load_controls()
     settings = data["settings"]
-    assert len(settings) >= 30 and len({s["name"] for s in settings}) == len(settings)
+    assert len(settings) >= 50 and len({s["name"] for s in settings}) == len(settings)
     for s in settings:
-        assert set(book_controls.FIELDS) <= set(s) <= set(book_controls.FIELDS) | {"default"}
+        assert set(book_controls.FIELDS) <= set(s) <= set(book_controls.FIELDS) | {"default", "check"}
         assert s["layer"] in data["layers"] and s["scope"] in book_controls.SCOPES
         assert re.match(r"https://([\w.-]+)/", s["source"]).group(1) in OFFICIAL, s["source"]
         assert s["trades"].endswith(".") and s["trades"] == s["trades"].strip()
     # every layer owns something, and every layer the brief names is there
     assert all(book_controls.by_layer(data).values())
     names = {layer["name"] for layer in data["layers"].values()}
-    assert {"GPU driver", "CUDA runtime", "NCCL", "PyTorch", "Serving engine"} <= names
+    assert {"GPU driver", "CUDA runtime", "NCCL", "PyTorch", "Serving engine", "Network stack",
+            "Container runtime", "Operating system"} <= names
+
+
+def test_the_settings_issue_21_names_are_owned_by_their_layers():
+    by_name = {s["name"]: s["layer"] for s in book_controls.load_controls()["settings"]}
+    wanted = {
+        "nccl": ["NCCL_ALGO", "NCCL_PROTO", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_P2P_LEVEL",
+                 "NCCL_NET_GDR_LEVEL", "NCCL_BUFFSIZE", "NCCL_NVLS_ENABLE", "NCCL_DEBUG",
+                 "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_BLOCKING_WAIT",
+                 "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"],
+        "network": ["MTU", "net.core.rmem_max, net.core.wmem_max",
+                    "net.ipv4.tcp_congestion_control", "IRQ affinity"],
+        "container": ["cgroup CPU quota", "cgroup memory limit", "shared-memory size",
+                      "GPU visibility"],
+        "engine": ["--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens",
+                   "--kv-cache-dtype", "--tensor-parallel-size", "--enable-prefix-caching",
+                   "--enable-chunked-prefill", "--speculative-config"],
+    }
+    for layer, names in wanted.items():
+        assert [by_name.get(n) for n in names] == [layer] * len(names), layer
+
+
+def test_every_check_is_a_read_only_command():
+    from helpers import book_checklist
+    settings = book_controls.load_controls()["settings"]
+    assert all("check" in s for s in settings)
+    for s in settings:
+        assert book_checklist.check_problem(s["check"]) is None, s["check"]
 
 
 def test_every_page_label_resolves():
@@ -81,7 +109,8 @@ def by_layer_order(data: dict) -> list[dict]:
 def test_anchor_matches_the_ids_sphinx_gives_the_section_titles():
     assert [book_controls.anchor(layer["name"])
             for layer in book_controls.load_controls()["layers"].values()] == [
-        "serving-engine", "pytorch", "nccl", "cuda-runtime", "gpu-driver", "os-and-container"]
+        "serving-engine", "pytorch", "nccl", "cuda-runtime", "gpu-driver", "network-stack",
+        "container-runtime", "operating-system"]
 
 
 # --- the stated defaults against an independent reading --------------------------------------
@@ -135,6 +164,7 @@ def _one(**change) -> dict:
     (_one(source="http://x.org/"), "https"),
     ({"layers": _LAYERS, "settings": _one()["settings"] * 2}, "twice"),
     (_one(who=" "), "empty"),
+    (_one(check="sysctl -w vm.swappiness=1"), "change a setting"),
 ])
 def test_bad_controls_are_rejected(tmp_path, bad, match):
     path = tmp_path / "c.yml"

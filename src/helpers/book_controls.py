@@ -1,9 +1,10 @@
 """Control ownership, generated from ``book_controls.yml``: which layer owns each setting.
 
 Each setting the book discusses is listed once with the software layer that owns it (the serving
-engine, PyTorch, NCCL, the CUDA runtime, the GPU driver, the OS and container), how it is set,
-who may set it, how far one change reaches, what it trades, the page that teaches what it
-affects and the official documentation it was checked against. The appendix page
+engine, PyTorch, NCCL, the CUDA runtime, the GPU driver, the network stack, the container runtime,
+the operating system), how it is set, who may set it, how far one change reaches, what it trades,
+the page that teaches what it affects, the official documentation it was checked against and
+a read-only command that prints its current value. The appendix page
 ``appendix/control-ownership.md`` and its diagram
 (:func:`helpers.figures.control_ownership.layers_diagram`) are generated from this data; a page
 not yet written is named and marked *(to come)*, as on the learning map (:mod:`helpers.book_map`).
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from .book_checklist import check_problem
 from .book_map import ROOT, Markdown, _item, built_pages, load_map
 
 __all__ = ["CONTROLS_PATH", "SCOPES", "SCOPE_LABELS", "FIELDS", "OPTIONAL_FIELDS", "load_controls",
@@ -28,9 +30,9 @@ SCOPES = ("process", "job", "container", "gpu", "node")
 #: How each scope is written on the page.
 SCOPE_LABELS = {"process": "process", "job": "job", "container": "container", "gpu": "GPU",
                 "node": "node"}
-#: Fields every setting has, and the one it may have.
+#: Fields every setting has, and those it may have.
 FIELDS = ("name", "layer", "set", "who", "scope", "trades", "page", "source")
-OPTIONAL_FIELDS = ("default",)
+OPTIONAL_FIELDS = ("default", "check")
 _LAYER_FIELDS = {"name", "set", "who"}
 
 
@@ -44,7 +46,8 @@ def load_controls(path: str | Path | None = None) -> dict:
 
     Raises ``ValueError`` naming the first setting with a missing or unknown field, an unknown
     layer or scope, a page label the learning map does not know, a source that is not an
-    ``https`` address, or a name listed twice.
+    ``https`` address, a check that is not a well-formed read-only command
+    (:func:`helpers.book_checklist.check_problem`), or a name listed twice.
     """
     data = _load(str(path or CONTROLS_PATH))
     if not isinstance(data, dict) or set(data) != {"layers", "settings"}:
@@ -70,6 +73,9 @@ def load_controls(path: str | Path | None = None) -> dict:
             raise ValueError(f"setting {s['name']!r} names page {s['page']!r}, not on the map")
         if not str(s["source"]).startswith("https://"):
             raise ValueError(f"setting {s['name']!r} needs an https source, got {s['source']!r}")
+        if "check" in s and check_problem(s["check"]):
+            raise ValueError(f"setting {s['name']!r}: check {s['check']!r} "
+                             f"{check_problem(s['check'])}")
         if s["name"] in seen:
             raise ValueError(f"setting {s['name']!r} is listed twice")
         seen.add(s["name"])
@@ -85,16 +91,17 @@ def by_layer(data: dict | None = None) -> dict[str, list[dict]]:
 def anchor(title: str) -> str:
     """The HTML id Sphinx gives a section titled ``title`` (the diagram links to it).
 
-    >>> anchor("OS and container")
-    'os-and-container'
+    >>> anchor("Network stack")
+    'network-stack'
     """
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
 def controls_markdown(root: str | Path | None = None) -> Markdown:
     """The settings as MyST markdown: one section per layer, top of the stack first, and in it
-    one definition-list entry per setting (how to set it, who may, its reach; what it trades;
-    the page that teaches it and the documentation)."""
+    one definition-list entry per setting (how to set it, who may, its reach, and the command
+    that prints its value where there is one; what it trades; the page that teaches it and the
+    documentation)."""
     data, pages, toc = load_controls(), load_map(), built_pages(root or ROOT)
     out = []
     for key, settings in by_layer(data).items():
@@ -105,8 +112,9 @@ def controls_markdown(root: str | Path | None = None) -> Markdown:
             name = s["name"] if " " in s["name"] else f"`{s['name']}`"  # a flag, variable or API
             default = f" Default: {s['default']}." if "default" in s else ""
             out.append(f"**{name}**")
+            check = f" · **Check:** `{s['check']}`" if "check" in s else ""
             out.append(f": **How:** {s['set']} · **Who:** {s['who']} · **Reach:** "
-                       f"{SCOPE_LABELS[s['scope']]}")
+                       f"{SCOPE_LABELS[s['scope']]}{check}")
             out.append(f": {s['trades']}{default}")
             out.append(f": Taught in {_item(s['page'], pages, toc)} · "
                        f"[documentation]({s['source']})\n")

@@ -16,7 +16,8 @@ __all__ = ["layers_diagram", "LAYER_COLORS"]
 #: One colour per owning layer, from the book's palette.
 LAYER_COLORS = {
     "engine": PALETTE["accent"], "pytorch": PALETTE["compute"], "nccl": PALETTE["network"],
-    "cuda": PALETTE["queue"], "driver": PALETTE["memory"], "os": PALETTE["host"],
+    "cuda": PALETTE["queue"], "driver": PALETTE["memory"], "network": PALETTE["network"],
+    "container": PALETTE["host"], "os": PALETTE["neutral"],
 }
 
 
@@ -42,10 +43,10 @@ def layers_diagram() -> Figure:
         bands.append((key, settings, chips, max(rows * (row_h + 4) + 2 * pad, 70.0)))
     height = sum(h for *_, h in bands) + 6 * len(bands) + 44
     c = Canvas(width, height, "Who owns each setting", uid="ctl-layers",
-               description="Six layers of software, from the serving engine at the top to the "
-                           "operating system and container at the bottom; each holds the "
-                           "settings it owns, with who may change them and how far a change "
-                           "reaches.")
+               description=f"{len(bands)} layers of software, from the serving engine at the "
+                           "top to the network stack, the container runtime and the operating "
+                           "system at the bottom; each holds the settings it owns, with who may "
+                           "change them and how far a change reaches.")
     y = 8.0
     for key, settings, chips, h in bands:
         color, layer = LAYER_COLORS[key], data["layers"][key]
