@@ -89,7 +89,7 @@ def test_fp32_adam_allocates_4_4_8_bytes_per_parameter():
                 + _nbytes(_adam_state_tensors(opt)))
     assert measured == par.zero_model_state_bytes_per_rank(
         n, dp=1, zero_stage=0, weight_bytes_per_param=4, grad_bytes_per_param=4,
-        optimizer_bytes_per_param=8)
+        optimizer_state_bytes_per_param=8)
 
 
 def test_mixed_precision_adam_allocates_16_bytes_per_parameter():

@@ -101,7 +101,7 @@ def test_weight_intensity_tends_to_2T_over_bytes():
 
 def test_training_state_is_16_bytes_per_parameter_by_default():
     assert tm.training_state_bytes(1.0) == 16.0
-    assert tm.training_state_bytes(10.0, optimizer_bytes_per_param=0.0) == 80.0
+    assert tm.training_state_bytes(10.0, moment_bytes_per_param=0.0) == 80.0
 
 
 # --- independent oracles: the PyTorch decoder ------------------------------------------

@@ -245,8 +245,8 @@ def blelloch_scan_span(n: int) -> int:
     return 2 * ceil_log(_positive_int("n", n))
 
 
-def brent_time_bound(work: float, span: float, processors: int) -> float:
-    r"""Upper bound on the steps (count) of a greedy schedule on ``processors``: :math:`W/p + S`.
+def brent_time_bound(work: float, span: float, n_processors: int) -> float:
+    r"""Upper bound on the steps (count) of a greedy schedule on ``n_processors``: :math:`W/p + S`.
 
     .. math:: T_p \le \frac{W}{p} + S     (the page labels this eq-red-brent)
 
@@ -256,7 +256,7 @@ def brent_time_bound(work: float, span: float, processors: int) -> float:
         :math:`W`, operations in all (> 0).
     span : float
         :math:`S`, the longest dependent chain (> 0, at most ``work``).
-    processors : int
+    n_processors : int
         :math:`p` (>= 1).
 
     Assumptions
@@ -277,14 +277,14 @@ def brent_time_bound(work: float, span: float, processors: int) -> float:
     """
     w = _positive("work", work)
     s = _positive("span", span)
-    p = _positive_int("processors", processors)
+    p = _positive_int("n_processors", n_processors)
     if s > w:
         raise ValueError(f"span must be <= work, got span={span!r}, work={work!r}")
     return w / p + s
 
 
-def brent_time_lower_bound(work: float, span: float, processors: int) -> float:
-    r"""Lower bound on the steps (count) of any schedule on ``processors``: :math:`\max(W/p, S)`.
+def brent_time_lower_bound(work: float, span: float, n_processors: int) -> float:
+    r"""Lower bound on the steps (count) of any schedule on ``n_processors``: :math:`\max(W/p, S)`.
 
     .. math:: T_p \ge \max\!\left(\frac{W}{p}, S\right)
 
@@ -299,7 +299,7 @@ def brent_time_lower_bound(work: float, span: float, processors: int) -> float:
     """
     w = _positive("work", work)
     s = _positive("span", span)
-    p = _positive_int("processors", processors)
+    p = _positive_int("n_processors", n_processors)
     if s > w:
         raise ValueError(f"span must be <= work, got span={span!r}, work={work!r}")
     return max(w / p, s)

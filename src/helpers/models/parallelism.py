@@ -61,7 +61,7 @@ def _stage(zero_stage) -> int:
 def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int,
                                     weight_bytes_per_param: float = 2.0,
                                     grad_bytes_per_param: float = 2.0,
-                                    optimizer_bytes_per_param: float = 12.0) -> float:
+                                    optimizer_state_bytes_per_param: float = 12.0) -> float:
     r"""Model state (bytes) held by one data-parallel rank: weights, gradients, optimizer state.
 
     .. math::
@@ -82,7 +82,7 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
         2 (:math:`P_{os+g}`, also gradients), 3 (:math:`P_{os+g+p}`, also parameters).
     weight_bytes_per_param, grad_bytes_per_param : float
         The 16-bit working weights and gradients (2 bytes each in mixed precision).
-    optimizer_bytes_per_param : float
+    optimizer_state_bytes_per_param : float
         :math:`K`: fp32 master weights, momentum and variance, 4 + 4 + 4 = 12 for mixed-precision
         Adam.
 
@@ -114,7 +114,8 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
     stage = _stage(zero_stage)
     w = _positive("weight_bytes_per_param", weight_bytes_per_param, allow_zero=True)
     g = _positive("grad_bytes_per_param", grad_bytes_per_param, allow_zero=True)
-    k = _positive("optimizer_bytes_per_param", optimizer_bytes_per_param, allow_zero=True)
+    k = _positive("optimizer_state_bytes_per_param", optimizer_state_bytes_per_param,
+                  allow_zero=True)
     shard = (k, g + k, w + g + k)[stage - 1] if stage else 0.0
     return psi * (w + g + k - shard) + psi * shard / nd
 
@@ -122,7 +123,7 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
 def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp: int = 1,
                                zero_stage: int = 0, weight_bytes_per_param: float = 2.0,
                                grad_bytes_per_param: float = 2.0,
-                               optimizer_bytes_per_param: float = 12.0) -> float:
+                               optimizer_state_bytes_per_param: float = 12.0) -> float:
     r"""Model state (bytes) on one rank of a ``dp x tp x pp`` mesh, with ZeRO over the dp axis.
 
     .. math:: M = M_z\!\left(\frac{\Psi}{t\,p},\ N_d\right)                     (eq-par-mesh-state)
@@ -140,7 +141,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
         Degrees of the data-, tensor- and pipeline-parallel axes.
     zero_stage : int
         0 to 3, as in :func:`zero_model_state_bytes_per_rank`.
-    weight_bytes_per_param, grad_bytes_per_param, optimizer_bytes_per_param : float
+    weight_bytes_per_param, grad_bytes_per_param, optimizer_state_bytes_per_param : float
         As in :func:`zero_model_state_bytes_per_rank`.
 
     Returns
@@ -169,7 +170,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
     return zero_model_state_bytes_per_rank(
         psi / (t * p), dp=dp, zero_stage=zero_stage,
         weight_bytes_per_param=weight_bytes_per_param, grad_bytes_per_param=grad_bytes_per_param,
-        optimizer_bytes_per_param=optimizer_bytes_per_param)
+        optimizer_state_bytes_per_param=optimizer_state_bytes_per_param)
 
 
 # --- activations: tensor, sequence and context parallelism ---------------------------------

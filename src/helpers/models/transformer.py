@@ -445,7 +445,7 @@ def weight_bytes(n_params: float, bytes_per_element: float) -> float:
 
 def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0,
                          grad_bytes_per_param: float = 2.0, master_bytes_per_param: float = 4.0,
-                         optimizer_bytes_per_param: float = 8.0) -> float:
+                         moment_bytes_per_param: float = 8.0) -> float:
     r"""Bytes of model state during mixed-precision training with Adam.
 
     .. math:: M_{\text{state}} = (2 + 2 + K) N,\quad K = 4 + 4 + 4 = 12
@@ -459,7 +459,7 @@ def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0
         The 16-bit working copy of the weights and the gradients (bytes each).
     master_bytes_per_param : float
         The fp32 master copy the optimizer updates (bytes).
-    optimizer_bytes_per_param : float
+    moment_bytes_per_param : float
         Adam's two fp32 moments, momentum and variance (bytes).
 
     Returns
@@ -487,7 +487,7 @@ def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0
         ("weight_bytes_per_param", weight_bytes_per_param),
         ("grad_bytes_per_param", grad_bytes_per_param),
         ("master_bytes_per_param", master_bytes_per_param),
-        ("optimizer_bytes_per_param", optimizer_bytes_per_param)))
+        ("moment_bytes_per_param", moment_bytes_per_param)))
     return n * per
 
 

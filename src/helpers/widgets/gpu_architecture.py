@@ -34,8 +34,8 @@ def draw_peak(gpu: str, precision: str, sm_count: int, clock_mhz: float):
     spec = _by_name(gpu)
     u = gpu_peaks.fma_per_clock_per_sm(spec, precision)
     clocks_hz = np.linspace(0.5e9, 2.5e9, 50)
-    peaks = [gpu_peaks.peak_flop_per_s(sm_count, u, f) / units.T for f in clocks_hz]
-    here = gpu_peaks.peak_flop_per_s(sm_count, u, clock_mhz * units.M)
+    peaks = [gpu_peaks.sm_peak_flop_per_s(sm_count, u, f) / units.T for f in clocks_hz]
+    here = gpu_peaks.sm_peak_flop_per_s(sm_count, u, clock_mhz * units.M)
     ridge = roofline.ridge_intensity_flop_per_byte(here, spec.hbm_bytes_per_s)
     fig, ax = new_figure(height_in=3.2)
     ax.plot(clocks_hz / units.G, peaks, color=COLORS["compute"],
