@@ -166,6 +166,10 @@ def rename_in_module(code: str, old: str, new: str) -> str:
                 s2 = s.replace(old, new)
             else:
                 s2 = s
+                if re.match(r"(?i)[rb]*f", s):   # an f-string: its fields, and "old must"
+                    s2 = re.sub(r"\{[^{}]*\}", lambda m: re.sub(
+                        rf"(?<![.\w]){re.escape(old)}\b", new, m.group(0)), s2)
+                    s2 = re.sub(rf"(?<![.\w]){re.escape(old)}(?= must\b)", new, s2)
                 for pat in in_doc:
                     s2 = re.sub(pat, lambda m: m.group(0).replace(old, new), s2)
             if s2 != s:

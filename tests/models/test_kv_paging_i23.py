@@ -62,5 +62,5 @@ def test_bad_input():
         kv.reserved_kv_tokens(10, 5, policy="buddy")
     with pytest.raises(ValueError, match="max_seq_len"):
         kv.reserved_kv_tokens(2000, 100, policy="max")
-    with pytest.raises(ValueError, match="output_len"):
+    with pytest.raises(ValueError, match="n_output_tokens"):
         kv.reserved_kv_tokens(10, 0, policy="oracle")

@@ -252,7 +252,7 @@ def kv_transfer_time_s(n_tokens: int, kv_bytes_per_token: float, link_bytes_per_
     return a + n * q / bw
 
 
-def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
+def reserved_kv_tokens(prompt_len: int, n_output_tokens: int, *, policy: str,
                        max_seq_len: int = 2048, block_tokens: int = 16) -> int:
     r"""KV slots (count) a request holds at its peak under a reservation policy.
 
@@ -273,7 +273,7 @@ def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
     ----------
     prompt_len : int
         :math:`p` (>= 0).
-    output_len : int
+    n_output_tokens : int
         :math:`o` (>= 1).
     policy : {"max", "pow2", "oracle", "paged"}
     max_seq_len : int
@@ -303,12 +303,12 @@ def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
     [2048, 132, 125, 128]
     """
     p = _tokens("prompt_len", prompt_len)
-    o = positive_int("output_len", output_len)
+    o = positive_int("n_output_tokens", n_output_tokens)
     _checks.one_of("policy", policy, RESERVATION_POLICIES)
     s_max = positive_int("max_seq_len", max_seq_len)
     b = positive_int("block_tokens", block_tokens)
     if p + o > s_max:
-        raise ValueError(f"prompt_len + output_len must be at most max_seq_len={s_max}, got "
+        raise ValueError(f"prompt_len + n_output_tokens must be at most max_seq_len={s_max}, got "
                          f"{p} + {o}")
     if policy == "max":
         return s_max

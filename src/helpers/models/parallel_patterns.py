@@ -325,7 +325,7 @@ def warp_shuffle_steps(warp_size: int = 32) -> int:
     return ceil_log(_positive_int("warp_size", warp_size, minimum=2))
 
 
-def block_reduction_steps(block_size: int, warp_size: int = 32) -> int:
+def block_reduction_steps(threads_per_block: int, warp_size: int = 32) -> int:
     r"""Dependent steps (count) of a block's reduction: shuffles in each warp, then across warps.
 
     .. math:: S_{\text{block}} = \lceil \log_2 w \rceil + \lceil \log_2 \lceil B / w \rceil \rceil
@@ -344,7 +344,7 @@ def block_reduction_steps(block_size: int, warp_size: int = 32) -> int:
     >>> block_reduction_steps(1024), block_reduction_steps(96)
     (10, 7)
     """
-    b = _positive_int("block_size", block_size)
+    b = _positive_int("threads_per_block", threads_per_block)
     w = _positive_int("warp_size", warp_size, minimum=2)
     return warp_shuffle_steps(w) + ceil_log(-(-b // w))
 
@@ -455,7 +455,7 @@ def contention_factor(bin_probs) -> float:
     return p.size * float(p.max())
 
 
-def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
+def atomic_histogram_time_s(n_updates: float, bin_probs, *, atomic_updates_per_s: float,
                             same_address_s: float) -> float:
     r"""Time (s) of a histogram built with atomic adds to one shared table.
 
@@ -468,7 +468,7 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
         :math:`N`, keys counted.
     bin_probs : array
         Probability of each bin (sums to 1).
-    rate_per_s : float
+    atomic_updates_per_s : float
         :math:`R`, atomic updates per second the memory system completes when they spread over
         many addresses.
     same_address_s : float
@@ -488,16 +488,16 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
 
     Examples
     --------
-    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), rate_per_s=1e9, same_address_s=1e-8)
+    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), atomic_updates_per_s=1e9, same_address_s=1e-8)
     0.001
     """
     n = _positive("n_updates", n_updates)
-    r = _positive("rate_per_s", rate_per_s)
+    r = _positive("atomic_updates_per_s", atomic_updates_per_s)
     t = _positive("same_address_s", same_address_s)
     return max(n / r, n * float(_probs(bin_probs).max()) * t)
 
 
-def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, rate_per_s: float,
+def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, atomic_updates_per_s: float,
                                 same_address_s: float) -> float:
     r"""Time (s) of a privatized histogram: ``copies`` private tables, then one merge.
 
@@ -520,12 +520,12 @@ def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, rat
     Examples
     --------
     >>> p = zipf_probabilities(256, 1.0)
-    >>> round(privatized_histogram_time_s(1e6, p, copies=64, rate_per_s=1e9, same_address_s=1e-8) * 1e3, 3)
+    >>> round(privatized_histogram_time_s(1e6, p, copies=64, atomic_updates_per_s=1e9, same_address_s=1e-8) * 1e3, 3)
     1.016
     """
     n = _positive("n_updates", n_updates)
     c = _positive_int("copies", copies)
-    r = _positive("rate_per_s", rate_per_s)
+    r = _positive("atomic_updates_per_s", atomic_updates_per_s)
     t = _positive("same_address_s", same_address_s)
     p = _probs(bin_probs)
     return max(n / r, n * float(p.max()) / c * t) + c * p.size / r

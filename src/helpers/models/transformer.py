@@ -493,16 +493,16 @@ def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0
 
 # --- arithmetic intensity --------------------------------------------------------------
 
-def matmul_intensity_flop_per_byte(*, tokens: int, d_in: int, d_out: int,
+def matmul_intensity_flop_per_byte(*, n_tokens: int, d_in: int, d_out: int,
                                    bytes_per_element: float) -> float:
-    r"""Arithmetic intensity of multiplying ``tokens`` activations by a d_in x d_out weight.
+    r"""Arithmetic intensity of multiplying ``n_tokens`` activations by a d_in x d_out weight.
 
     .. math:: I = \frac{2 T d_{in} d_{out}}{b_{\text{elem}}\,(d_{in} d_{out} + T d_{in}
        + T d_{out})} \;\xrightarrow{T \ll d}\; \frac{2T}{b_{\text{elem}}}   (eq-num-intensity)
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`, rows of the activation matrix (tokens in flight, >= 1).
     d_in, d_out : int
         Weight shape (>= 1).
@@ -526,11 +526,11 @@ def matmul_intensity_flop_per_byte(*, tokens: int, d_in: int, d_out: int,
 
     Examples
     --------
-    >>> round(matmul_intensity_flop_per_byte(tokens=1, d_in=4096, d_out=4096,
+    >>> round(matmul_intensity_flop_per_byte(n_tokens=1, d_in=4096, d_out=4096,
     ...                                      bytes_per_element=2.0), 3)
     1.0
     """
-    t = _positive_int("tokens", tokens)
+    t = _positive_int("n_tokens", n_tokens)
     di, do = _positive_int("d_in", d_in), _positive_int("d_out", d_out)
     bpe = _positive("bytes_per_element", bytes_per_element)
     return 2.0 * t * di * do / (bpe * (di * do + t * di + t * do))
@@ -549,24 +549,24 @@ def _matmul_shapes(cfg: TransformerConfig) -> list[tuple[int, int, int]]:
     return shapes
 
 
-def forward_intensity_flop_per_byte(cfg: TransformerConfig, *, tokens: int,
+def forward_intensity_flop_per_byte(cfg: TransformerConfig, *, n_tokens: int,
                                     bytes_per_element: float) -> float:
-    r"""Arithmetic intensity of all the weight matrices of a forward pass over ``tokens``.
+    r"""Arithmetic intensity of all the weight matrices of a forward pass over ``n_tokens``.
 
     Sums :func:`matmul_intensity_flop_per_byte`'s FLOP and bytes over every weight matrix:
-    each is read once and multiplies the ``tokens`` activations in flight, whether those are
-    one prompt's tokens (prefill) or one new token of each of ``tokens`` sequences (decode).
+    each is read once and multiplies the ``n_tokens`` activations in flight, whether those are
+    one prompt's tokens (prefill) or one new token of each of ``n_tokens`` sequences (decode).
 
     Assumptions
     -----------
     Attention-score work and KV-cache traffic are left out (see
     :func:`decode_attention_intensity_flop_per_byte`).
 
-    >>> round(forward_intensity_flop_per_byte(LLAMA3_8B, tokens=1, bytes_per_element=2.0), 4)
+    >>> round(forward_intensity_flop_per_byte(LLAMA3_8B, n_tokens=1, bytes_per_element=2.0), 4)
     0.9996
     """
     _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
-    t = _positive_int("tokens", tokens)
+    t = _positive_int("n_tokens", n_tokens)
     bpe = _positive("bytes_per_element", bytes_per_element)
     flop = sum(2.0 * t * di * do * n for di, do, n in _matmul_shapes(cfg))
     moved = sum(bpe * (di * do + t * di + t * do) * n for di, do, n in _matmul_shapes(cfg))
