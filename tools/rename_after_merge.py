@@ -5,15 +5,20 @@ this session; the lead runs this once, after merging every branch, from the repo
     python tools/rename_after_merge.py            # edit the files, print what changed
     python tools/rename_after_merge.py --check    # only list what would change
 
-then runs the model tests, ``tests/book/test_names.py`` and ``python tools/nb_refs.py update``
-on the pages it prints (their outputs must not change: only argument names do).
+then runs the model tests, ``tests/book/test_names.py``, ``test_one_definition.py``,
+``test_backrefs.py`` and ``python tools/nb_refs.py update`` on the pages it prints (their
+outputs must not change: only argument names do). At the end it rewrites every module's
+back-reference paragraph (``tools/backrefs.py --write``), since merged pages import anew.
 
-A parameter rename edits, in the model module, every word ``old`` that is not an attribute
-(``spec.hbm_bytes_per_s`` stays), and, everywhere else (src, tests, pages' code cells), only the
-keyword ``old=`` of a call to one of that module's functions taking ``old`` (found with ``ast``,
-so ``GPUSpec(hbm_bytes_per_s=...)`` stays). It then lists every word ``old`` left in the files
-it touched, for a look by eye. Each entry is applied only while ``old`` is still a parameter, so
-a second run changes nothing.
+A parameter rename edits, in the model module, the parameter where it is one (a name in code
+that is not an attribute, so ``spec.hbm_bytes_per_s`` stays; the argument check's string
+``check("old", old)``; ````old````, ``old=`` and a heading ``old : type`` in docstrings; an
+f-string's fields), not the word in prose. Everywhere else (src, tests, the pages' code cells)
+it renames only the keyword ``old=`` of a call to one of that module's functions taking ``old``
+(found with ``ast``, so ``GPUSpec(hbm_bytes_per_s=...)`` stays), and in a test that calls one
+of them also ``dict(old=...)``, a bad-input case's ``"old"`` and ``match="...old..."``. It
+lists, for a look by eye, every ``old=`` or ``"old"`` left in the files it touched. Each entry
+applies only while ``old`` is still a parameter, so a second run changes nothing.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tools"))
 
 SEARCH = ("src", "tests", "chapters", "labs", "foundations", "appendix", "practice", "tools",
           "_ext", "instructors")
@@ -43,21 +49,51 @@ PENDING_PARAMS = [
     ("helpers.models.attention", "compute_flop_per_s", "peak_flop_per_s"),
     ("helpers.models.gemm", "sms", "n_sms"),
     ("helpers.models.collectives", "ranks", "n_ranks"),
+    ("helpers.models.memory_access", "stream_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.dram", "bandwidth_bytes_per_s", "mem_bytes_per_s"),
+    ("helpers.models.gemm", "full_rate_flop_per_s", "peak_flop_per_s"),
+    ("helpers.models.gemm", "tiles", "n_tiles"),
+    ("helpers.models.gemm", "ctas_per_sm", "blocks_per_sm"),
+    ("helpers.models.gemm", "ctas_per_wave", "blocks_per_wave"),
+    ("helpers.models.gemm", "smem_bytes_per_cta", "smem_per_block_bytes"),
+    ("helpers.models.distributed_analysis", "model_flop_utilization", "mfu"),
 ]
 
-# (file, old text, new text): plain replacements of a renamed function's uses
+# (file, old text, new text): plain replacements of a renamed function's uses, of the root
+# computed again (helpers.book.ROOT is the one) and of the size switch spelled out
+_ROOT_LINE = "ROOT = Path(__file__).resolve().parents[2]"
+_ROOT_IMPORT = "from helpers.book import ROOT  # the repository root, computed once"
 PENDING_TEXT = [
     ("src/helpers/labs/analysis/roofline.py", "gpu_peaks.peak_flop_per_s", "gpu_peaks.sm_peak_flop_per_s"),
     ("src/helpers/labs/roofline.py", "gpu_peaks.peak_flop_per_s", "gpu_peaks.sm_peak_flop_per_s"),
+    ("tests/labs/test_attention_grading.py", _ROOT_LINE, _ROOT_IMPORT),
+    ("tests/labs/test_decode_grading.py", _ROOT_LINE, _ROOT_IMPORT),
+    ("tests/labs/test_quantization_grading.py", _ROOT_LINE, _ROOT_IMPORT),
+    ("tests/labs/test_speculative_grading.py", _ROOT_LINE, _ROOT_IMPORT),
+    ("tests/models/test_collectives.py", "Path(__file__).resolve().parents[2] / ", "ROOT / "),
+    ("tests/labs/test_memory_access.py", "Path(__file__).resolve().parents[2] / ", "ROOT / "),
+    ("tests/labs/test_launch_overhead.py", 'setenv("BOOK_SIZE", ', "setenv(SIZE_ENV, "),
+    ("tests/labs/test_attention_counters.py", 'setenv("BOOK_FORCE_CPU", ', "setenv(FORCE_CPU_ENV, "),
 ]
 
-# (file, text to delete): the compatibility alias kept until the callers above are renamed
+# (file, import line): added (before the file's first import of helpers) where the text
+# replacements above need it
+PENDING_IMPORTS = [
+    ("tests/models/test_collectives.py", "from helpers.book import ROOT"),
+    ("tests/labs/test_memory_access.py", "from helpers.book import ROOT"),
+    ("tests/labs/test_launch_overhead.py", "from helpers.bench.sizes import SIZE_ENV"),
+    ("tests/labs/test_attention_counters.py", "from helpers.bench.sizes import FORCE_CPU_ENV"),
+]
+
+# (file, text to delete): the compatibility alias kept until the callers above are renamed;
+# None: the test's lists of what is still pending (emptied)
 PENDING_DELETE = [
     ("src/helpers/models/gpu_peaks.py",
-     "\n# Kept for src/helpers/labs/analysis/roofline.py until tools/rename_after_merge.py runs.\n"
+     "\n\n# Kept for src/helpers/labs/analysis/roofline.py until tools/rename_after_merge.py runs.\n"
      "peak_flop_per_s = sm_peak_flop_per_s\n"),
-    ("tests/book/test_names.py", None),   # empties PENDING in the test (see below)
+    ("tests/book/test_names.py", None),
+    ("tests/book/test_one_definition.py", None),
+    ("tests/book/test_backrefs.py", None),
 ]
 
 CELL = re.compile(r"(^```\{code-cell\}[^\n]*\n)(.*?)(^```[ \t]*$)", re.S | re.M)
@@ -101,38 +137,91 @@ def _python_only(code: str) -> str:
     return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
 
 
-def rename_keywords(code: str, funcs: set[str], old: str, new: str) -> tuple[str, int]:
-    """``code`` with the keyword ``old=`` of calls to ``funcs`` renamed (byte-exact edits)."""
+def _units(tree: ast.Module):
+    """Top-level statements, with each function or class body split into its own statements
+    (a test function counts with its decorators)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from stmt.body
+        else:
+            yield stmt
+
+
+def rename_keywords(code: str, funcs: set[str], old: str, new: str,
+                    in_tests: bool = False) -> tuple[str, int]:
+    """``code`` with the keyword ``old=`` of calls to ``funcs`` renamed (byte-exact edits).
+
+    In a test file, inside a test (or statement) that calls one of ``funcs``, also
+    ``dict(old=...)`` (keyword sets spread into the call), ``"old"`` as the last item of a
+    tuple that holds a call or a lambda (a bad-input case naming the argument) and the word
+    ``old`` in a ``match=`` pattern. Dictionary keys and subscripts (result fields) stay."""
     try:
         tree = ast.parse(_python_only(code))
     except SyntaxError:
         print(f"  (not Python, skipped: {code[:60]!r})")
         return code, 0
-    spots = [(kw.lineno, kw.col_offset) for node in ast.walk(tree) if isinstance(node, ast.Call)
-             and _callee(node) in funcs for kw in node.keywords if kw.arg == old]
-    if not spots:
-        return code, 0
     lines = code.splitlines(keepends=True)
-    for lineno, col in sorted(spots, reverse=True):
+    edits = set()   # (line, start byte, end byte, new text)
+
+    def span(node, text):
+        edits.add((node.lineno, node.col_offset, node.end_col_offset, text))
+
+    def segment(node):
+        return lines[node.lineno - 1].encode()[node.col_offset:node.end_col_offset].decode()
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node) in funcs:
+            for kw in node.keywords:
+                if kw.arg == old:
+                    edits.add((kw.lineno, kw.col_offset, kw.col_offset + len(old.encode()), new))
+    if in_tests:
+        word = re.compile(rf"(?<![.\w]){re.escape(old)}\b")
+        for unit in _units(tree):
+            nodes = list(ast.walk(unit))
+            if not any(isinstance(n, ast.Call) and _callee(n) in funcs for n in nodes):
+                continue
+            for n in nodes:
+                if isinstance(n, ast.Call) and _callee(n) == "dict":
+                    for kw in n.keywords:
+                        if kw.arg == old:
+                            edits.add((kw.lineno, kw.col_offset,
+                                       kw.col_offset + len(old.encode()), new))
+                if isinstance(n, ast.Call):
+                    for kw in n.keywords:
+                        v = kw.value
+                        if (kw.arg == "match" and isinstance(v, ast.Constant)
+                                and isinstance(v.value, str) and v.lineno == v.end_lineno
+                                and word.search(segment(v))):
+                            span(v, word.sub(new, segment(v)))
+                if isinstance(n, ast.Tuple) and len(n.elts) >= 2:
+                    last = n.elts[-1]
+                    if (isinstance(last, ast.Constant) and last.value == old
+                            and last.lineno == last.end_lineno
+                            and any(isinstance(e, (ast.Call, ast.Lambda, ast.Tuple))
+                                    for e in n.elts[:-1])):
+                        span(last, segment(last).replace(old, new))
+    if not edits:
+        return code, 0
+    for lineno, c0, c1, text in sorted(edits, reverse=True):
         b = lines[lineno - 1].encode()
-        assert b[col:col + len(old)] == old.encode(), (lineno, col)
-        lines[lineno - 1] = (b[:col] + new.encode() + b[col + len(old):]).decode()
-    return "".join(lines), len(spots)
+        lines[lineno - 1] = (b[:c0] + text.encode() + b[c1:]).decode()
+    return "".join(lines), len(edits)
 
 
 def rename_in_file(path: Path, funcs: set[str], old: str, new: str) -> int:
     text = path.read_text()
+    in_tests = path.relative_to(ROOT).parts[0] == "tests"
     if path.suffix == ".md":
         count = 0
 
         def cell(m):
             nonlocal count
-            body, n = rename_keywords(m.group(2), funcs, old, new)
+            body, n = rename_keywords(m.group(2), funcs, old, new, in_tests)
             count += n
             return m.group(1) + body + m.group(3)
         out = CELL.sub(cell, text)
     else:
-        out, count = rename_keywords(text, funcs, old, new)
+        out, count = rename_keywords(text, funcs, old, new, in_tests)
     if count:
         path.write_text(out)
     return count
@@ -218,7 +307,8 @@ def rename_param(module: str, old: str, new: str, check: bool) -> list[Path]:
 def rename_keywords_count(path: Path, funcs: set[str], old: str) -> int:
     text = path.read_text()
     codes = [m.group(2) for m in CELL.finditer(text)] if path.suffix == ".md" else [text]
-    return sum(rename_keywords(c, funcs, old, old + "_")[1] for c in codes)
+    in_tests = path.relative_to(ROOT).parts[0] == "tests"
+    return sum(rename_keywords(c, funcs, old, old + "_", in_tests)[1] for c in codes)
 
 
 def main() -> int:
@@ -236,11 +326,26 @@ def main() -> int:
             if not args.check:
                 p.write_text(p.read_text().replace(old, new))
             touched.append(p)
+        elif new not in p.read_text():
+            print(f"{rel}: NOT FOUND, edit by hand: {old!r} -> {new!r}")
+    for rel, line in PENDING_IMPORTS:
+        p = ROOT / rel
+        s = p.read_text()
+        if line not in s:
+            m = re.search(r"^(from helpers|import helpers)", s, re.M) or \
+                re.search(r"^(?!from __future__)(from |import )", s, re.M)
+            print(f"{rel}: + {line}")
+            if not args.check:
+                p.write_text(s[:m.start()] + line + "\n" + s[m.start():])
     for rel, text in PENDING_DELETE:
         p = ROOT / rel
         s = p.read_text()
-        if text is None:   # the test's list of names not yet renamed
+        if text is None:   # the tests' lists of what is not yet renamed
             s2 = re.sub(r"^PENDING = \{.*?^\}\n", "PENDING: dict = {}\n", s, flags=re.S | re.M)
+            s2 = re.sub(r"^PENDING_FILES = \{.*?^\}\n", "PENDING_FILES: set = set()\n", s2,
+                        flags=re.S | re.M)
+            s2 = re.sub(r"^PENDING_MODULES = \{.*?^\}\n", "PENDING_MODULES: set = set()\n", s2,
+                        flags=re.S | re.M)
         else:
             s2 = s.replace(text, "")
         if s2 != s:
@@ -248,11 +353,18 @@ def main() -> int:
             if not args.check:
                 p.write_text(s2)
     for module, old, new in PENDING_PARAMS:
-        word = re.compile(rf"(?<![.\w]){re.escape(old)}\b")
+        word = re.compile(rf"(?<![.\w\"']){re.escape(old)}(?=\s*=[^=]|[\"'] *[,)\]:]| : )")
         for p in sorted(set(touched)):
             for i, line in enumerate(p.read_text().splitlines(), 1):
                 if word.search(line):
                     print(f"  left for a look: {p.relative_to(ROOT)}:{i}: {line.strip()}")
+    # the back-reference paragraphs of every module, now that all pages are merged
+    import backrefs
+    todo = backrefs.out_of_date()
+    for name, para in todo.items():
+        print(f"{name}: back-references {'rewritten' if not args.check else 'out of date'}")
+        if not args.check:
+            backrefs.rewrite(backrefs.module_path(name), para)
     pages = sorted({str(p.relative_to(ROOT)) for p in touched if p.suffix == ".md"})
     if pages:
         print("regenerate: python tools/nb_refs.py update " + " ".join(pages))

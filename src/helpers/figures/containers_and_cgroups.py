@@ -10,6 +10,8 @@
   with the model.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ diagrams (a decoder block with its weight shapes; the bit layouts of the formats
 
 Every number drawn comes from :mod:`helpers.models.numerics`,
 :mod:`helpers.models.transformer` or :mod:`helpers.specs`.
+
+Used by: chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
 
 Every number drawn comes from :mod:`helpers.sim.pipeline` or
 :mod:`helpers.models.parallelism`; none is typed here.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ Symbols (the page {ref}`sec-containers-and-cgroups` uses the same): :math:`Q` qu
 (``quota_s``), :math:`P` period (``period_s``), :math:`C_q = Q/P` the quota in CPUs,
 :math:`n` runnable threads, :math:`c` cores the threads may run on, :math:`W` CPU work
 (``cpu_work_s``, CPU-seconds).
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ References
 Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
 Approach*, 5th ed., section 4.7 and figure 4.11 (the Core i7 920's peak of 42.66 GFLOP/s,
 double precision). Little, J. D. C. (1961), "A proof for the queuing formula L = lambda W".
+
+Used by: foundations/cpu-architecture.md.
 """
 
 from __future__ import annotations

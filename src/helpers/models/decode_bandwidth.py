@@ -31,6 +31,9 @@ References
   a 14 ms time per output token on a 2 TB/s part runs at 50 % MBU.
 * Pope, R. et al. (2023), "Efficiently Scaling Transformer Inference", MLSys: decode at small
   batch is dominated by loading the weights.
+
+Used by: chapters/gpu-architecture.md, chapters/inference-metrics.md,
+chapters/performance-models.md, labs/decode.md.
 """
 
 from __future__ import annotations

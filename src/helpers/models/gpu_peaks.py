@@ -11,6 +11,8 @@ peak implies, the per-pin rate a bandwidth implies) and the per-SM, per-clock ra
 
 Symbols (the page's): :math:`n_{SM}` SMs, :math:`u` FMA per clock per SM, :math:`f` clock (Hz),
 :math:`w` bus width (bits), :math:`r` data rate per pin (bit/s).
+
+Used by: chapters/gpu-architecture.md.
 """
 
 from __future__ import annotations

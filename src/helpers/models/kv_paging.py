@@ -26,6 +26,8 @@ References
 * Zhong, Y. et al. (2024), "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized
   Large Language Model Serving", OSDI: the KV cache moves from the prefill to the decode
   instance, its cost set by the bandwidth between them.
+
+Used by: chapters/scheduling-and-kv-cache.md, labs/serving.md.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ References
   Modeling of Atomic Additions on GPU Scratchpad Memory", *IEEE Transactions on Parallel and
   Distributed Systems* 24(11): colliding atomic updates serialize; replicating the histogram
   reduces the collisions.
+
+Used by: chapters/reduction-scan-histogram.md, labs/reduction-softmax.md.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ Narayanan et al. (2021), "Efficient large-scale language model training on GPU c
 Megatron-LM", SC21: sections 2.2, 3 and 4.1.
 Fedus, Zoph and Shazeer (2022), "Switch Transformers", JMLR 23: sections 2.2 and 5.
 Lepikhin et al. (2021), "GShard", ICLR.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations

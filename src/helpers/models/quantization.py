@@ -36,6 +36,8 @@ References
 * llama.cpp, ``ggml/src/ggml-common.h``: ``block_q4_0`` is one fp16 scale and 32 4-bit
   values (``sizeof == sizeof(ggml_half) + QK4_0 / 2`` = 18 bytes, 4.5 bits per weight);
   ``block_q8_0`` is one fp16 scale and 32 int8 values (34 bytes, 8.5 bits per weight).
+
+Used by: chapters/quantization-and-speculation.md, labs/quantization.md.
 """
 
 from __future__ import annotations

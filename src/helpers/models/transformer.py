@@ -12,6 +12,10 @@ these counts against it. Introduced in {ref}`sec-numerics-and-transformers`.
 
 >>> parameter_count(LLAMA2_7B), parameter_count(LLAMA3_8B)
 (6738415616, 8030261248)
+
+Used by many pages, among them: chapters/cuda-execution.md, chapters/custom-operators.md,
+chapters/gpu-architecture.md, chapters/inference-metrics.md, chapters/memory-optimization.md,
+chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 * :func:`peak_explorer`: for one GPU, pick a precision, move the SM count and the clock; the
   figure shows the peak of eq-peak-flops against the clock for that many SMs, the datasheet
   peak, and the roofline ridge the chosen point implies with the part's HBM bandwidth.
+
+Used by: chapters/gpu-architecture.md.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ the number of micro-batches go in; the model-state bytes per rank
 (:func:`helpers.models.parallelism.model_state_bytes_per_rank`, split into weights, gradients
 and optimizer state) against one GPU's memory, and the simulated 1F1B step with its bubble,
 come out.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations
