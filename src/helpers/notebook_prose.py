@@ -5,8 +5,6 @@ renders them, but a notebook opened in JupyterLab or downloaded shows ``{glue:te
 ``{term}`...``` and label lines. :func:`resolve_markdown` writes the glued values into the
 markdown as the page shows them. Used by the site's notebook downloads
 (``_ext/book_links.py``) and by the instructor kit (``tools/exercise_kit.py``).
-
-Library only: no page imports it.
 """
 
 from __future__ import annotations
