@@ -41,6 +41,9 @@ SEARCH = ("src", "tests", "chapters", "labs", "foundations", "appendix", "practi
 
 # (model module, old parameter, new parameter): every public function of the module taking old
 PENDING_PARAMS = [
+    # decode_bandwidth's with inference's, which calls it (a bad argument must be named as
+    # the caller spelled it)
+    ("helpers.models.decode_bandwidth", "hbm_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.inference", "hbm_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.memory_access", "hbm_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.memory_access", "peak_bytes_per_s", "mem_bytes_per_s"),
