@@ -13,15 +13,16 @@ from helpers.models import gpu_peaks, queueing
        st.sampled_from([16, 32, 64]), st.integers(1, 4), st.sampled_from([1, 2]))
 def test_peak_is_a_product_of_its_parts(cores, clock, bits, elem, units, f):
     p = cp.cpu_peak_flop_per_s(n_cores=cores, clock_hz=clock, simd_bits=bits, element_bits=elem,
-                           vector_units=units, flop_per_lane_op=f)
+                               vector_units=units, flop_per_lane_op=f)
     assert p == pytest.approx(cores * clock * units * (bits // elem) * f)
     # doubling any one part doubles the peak; halving the element width doubles the lanes
-    assert cp.cpu_peak_flop_per_s(n_cores=2 * cores, clock_hz=clock, simd_bits=bits, element_bits=elem,
-                              vector_units=units, flop_per_lane_op=f) == pytest.approx(2 * p)
+    assert cp.cpu_peak_flop_per_s(n_cores=2 * cores, clock_hz=clock, simd_bits=bits,
+                                  element_bits=elem, vector_units=units,
+                                  flop_per_lane_op=f) == pytest.approx(2 * p)
     if elem > 16:
         assert cp.cpu_peak_flop_per_s(n_cores=cores, clock_hz=clock, simd_bits=bits,
-                                  element_bits=elem // 2, vector_units=units,
-                                  flop_per_lane_op=f) == pytest.approx(2 * p)
+                                      element_bits=elem // 2, vector_units=units,
+                                      flop_per_lane_op=f) == pytest.approx(2 * p)
 
 
 def test_oracle_counts_the_flop_of_a_simulated_schedule():
@@ -49,7 +50,8 @@ def test_hennessy_patterson_core_i7_920_peak():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(n_cores=0), "n_cores"), (dict(clock_hz=0.0), "clock_hz"), (dict(simd_bits=100), "multiple"),
+    (dict(n_cores=0), "n_cores"), (dict(clock_hz=0.0), "clock_hz"),
+    (dict(simd_bits=100), "multiple"),
     (dict(vector_units=0), "vector_units"), (dict(flop_per_lane_op=3), "flop_per_lane_op"),
     (dict(clock_hz=float("nan")), "clock_hz")])
 def test_errors(kw, match):

@@ -57,7 +57,7 @@ def flop_per_cycle_per_core(simd_bits: int, element_bits: int, vector_units: int
 
 
 def cpu_peak_flop_per_s(*, n_cores: int, clock_hz: float, simd_bits: int, element_bits: int,
-                    vector_units: int, flop_per_lane_op: int = 2) -> float:
+                        vector_units: int, flop_per_lane_op: int = 2) -> float:
     r"""Peak FLOP/s of a CPU: cores x clock x units x lanes x FLOP per lane (eq-cpu-peak).
 
     .. math:: P = c \,\nu\, u \,\ell\, f
@@ -92,7 +92,7 @@ def cpu_peak_flop_per_s(*, n_cores: int, clock_hz: float, simd_bits: int, elemen
     Examples
     --------
     >>> round(cpu_peak_flop_per_s(n_cores=4, clock_hz=8e9 / 3, simd_bits=128, element_bits=64,
-    ...                       vector_units=2, flop_per_lane_op=1) / 1e9, 2)
+    ...                           vector_units=2, flop_per_lane_op=1) / 1e9, 2)
     42.67
     """
     c = positive_int("n_cores", n_cores)

@@ -490,7 +490,8 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, atomic_updates_per_s
 
     Examples
     --------
-    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), atomic_updates_per_s=1e9, same_address_s=1e-8)
+    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), atomic_updates_per_s=1e9,
+    ...                         same_address_s=1e-8)
     0.001
     """
     n = _positive("n_updates", n_updates)
@@ -499,8 +500,8 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, atomic_updates_per_s
     return max(n / r, n * float(_probs(bin_probs).max()) * t)
 
 
-def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, atomic_updates_per_s: float,
-                                same_address_s: float) -> float:
+def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int,
+                                atomic_updates_per_s: float, same_address_s: float) -> float:
     r"""Time (s) of a privatized histogram: ``copies`` private tables, then one merge.
 
     .. math:: T = \max\!\left(\frac{N}{R},\; \frac{N\,p_{\max}}{c}\, t_{\text{same}}\right)
@@ -522,7 +523,8 @@ def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, ato
     Examples
     --------
     >>> p = zipf_probabilities(256, 1.0)
-    >>> round(privatized_histogram_time_s(1e6, p, copies=64, atomic_updates_per_s=1e9, same_address_s=1e-8) * 1e3, 3)
+    >>> round(privatized_histogram_time_s(1e6, p, copies=64, atomic_updates_per_s=1e9,
+    ...                                   same_address_s=1e-8) * 1e3, 3)
     1.016
     """
     n = _positive("n_updates", n_updates)

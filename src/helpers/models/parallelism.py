@@ -737,7 +737,7 @@ def expert_capacity_tokens(*, n_tokens: int, n_experts: int, capacity_factor: fl
 
 
 def dropped_tokens(expert_loads, capacity_tokens: int) -> int:
-    r"""Tokens dropped (count) when experts receive ``expert_loads`` and accept ``capacity_tokens`` each.
+    r"""Tokens dropped (count) when experts receive ``expert_loads`` and take ``capacity_tokens``.
 
     .. math:: D = \sum_{i=1}^{E} \max(0,\ n_i - C)                           (eq-par-dropped)
 
