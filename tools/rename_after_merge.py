@@ -44,6 +44,9 @@ PENDING_PARAMS = [
     # decode_bandwidth's with inference's, which calls it (a bad argument must be named as
     # the caller spelled it)
     ("helpers.models.decode_bandwidth", "hbm_bytes_per_s", "mem_bytes_per_s"),
+    ("helpers.models.decode_bandwidth", "peak_bytes_per_s", "mem_bytes_per_s"),
+    ("helpers.models.decode_bandwidth", "bytes_moved", "n_bytes"),
+    ("helpers.models.decode_bandwidth", "elapsed_s", "time_s"),
     ("helpers.models.inference", "hbm_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.memory_access", "hbm_bytes_per_s", "mem_bytes_per_s"),
     ("helpers.models.memory_access", "peak_bytes_per_s", "mem_bytes_per_s"),

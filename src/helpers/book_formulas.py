@@ -4,8 +4,6 @@ Every public function of every ``helpers.models`` module is one entry: its one-l
 the ``.. math::`` equation of its docstring, the unit of its result (from the name's suffix or the
 summary), its Assumptions and References sections, and the page that teaches it (the page that
 labels the docstring's equation, else the first page in reading order whose source calls it).
-
-Used by: appendix/formulas.md.
 """
 
 from __future__ import annotations

@@ -25,7 +25,10 @@ PENDING = {
     ("attention", "compute_flop_per_s"): "peak_flop_per_s",
     ("attention", "dram_bytes_per_s"): "mem_bytes_per_s",
     ("collectives", "ranks"): "n_ranks",
+    ("decode_bandwidth", "bytes_moved"): "n_bytes",   # decode_bandwidth changed on main
+    ("decode_bandwidth", "elapsed_s"): "time_s",
     ("decode_bandwidth", "hbm_bytes_per_s"): "mem_bytes_per_s",   # with inference, its caller
+    ("decode_bandwidth", "peak_bytes_per_s"): "mem_bytes_per_s",
     ("distributed_analysis", "model_flop_utilization"): "mfu",
     ("dram", "bandwidth_bytes_per_s"): "mem_bytes_per_s",
     ("gemm", "ctas_per_sm"): "blocks_per_sm",

@@ -154,7 +154,7 @@ def test_bandwidth_and_weights_must_be_positive(bad):
         db.decode_step_bytes(bad, 0.0, 1)
     with pytest.raises(ValueError, match="bytes_per_element"):
         db.weight_bytes(8e9, bad)
-    with pytest.raises(ValueError, match="time_s"):
+    with pytest.raises(ValueError, match="elapsed_s"):
         db.bandwidth_utilization(1e9, bad, 1e12)
 
 

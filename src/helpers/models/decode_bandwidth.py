@@ -31,9 +31,6 @@ References
   a 14 ms time per output token on a 2 TB/s part runs at 50 % MBU.
 * Pope, R. et al. (2023), "Efficiently Scaling Transformer Inference", MLSys: decode at small
   batch is dominated by loading the weights.
-
-Used by: chapters/gpu-architecture.md, chapters/inference-metrics.md,
-chapters/performance-models.md, labs/decode.md.
 """
 
 from __future__ import annotations
@@ -229,8 +226,8 @@ def decode_compute_bound_batch(bytes_per_element: float, peak_flop_per_s: float,
             / _positive("hbm_bytes_per_s", hbm_bytes_per_s))
 
 
-def bandwidth_utilization(n_bytes: float, time_s: float,
-                          mem_bytes_per_s: float) -> float:
+def bandwidth_utilization(bytes_moved: float, elapsed_s: float,
+                          peak_bytes_per_s: float) -> float:
     r"""Achieved over peak memory bandwidth (dimensionless): :math:`(Q / t) / M`.
 
     For decode this is model bandwidth utilization (MBU), with :math:`Q` the weight and
@@ -247,6 +244,6 @@ def bandwidth_utilization(n_bytes: float, time_s: float,
     >>> round(bandwidth_utilization(14e9, 14e-3, 2e12), 6)
     0.5
     """
-    return (_positive("n_bytes", n_bytes, allow_zero=True)
-            / _positive("time_s", time_s)
-            / _positive("mem_bytes_per_s", mem_bytes_per_s))
+    return (_positive("bytes_moved", bytes_moved, allow_zero=True)
+            / _positive("elapsed_s", elapsed_s)
+            / _positive("peak_bytes_per_s", peak_bytes_per_s))
