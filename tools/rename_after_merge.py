@@ -19,12 +19,19 @@ it renames only the keyword ``old=`` of a call to one of that module's functions
 of them also ``dict(old=...)``, a bad-input case's ``"old"`` and ``match="...old..."``. It
 lists, for a look by eye, every ``old=`` or ``"old"`` left in the files it touched. Each entry
 applies only while ``old`` is still a parameter, so a second run changes nothing.
+
+Besides the list below it renames any other public model parameter that the names table
+replaces and names one successor for (a merged branch may bring one in; it prints the rest as
+BY HAND), puts ``helpers.book.ROOT`` where a file of src/ or tests/ computes the root again and
+``SIZE_ENV``/``FORCE_CPU_ENV`` where one spells the size switch's variables, and empties the
+tests' lists of what was pending.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import importlib
+import importlib.util
 import inspect
 import io
 import re
@@ -65,30 +72,10 @@ PENDING_PARAMS = [
     ("helpers.models.distributed_analysis", "model_flop_utilization", "mfu"),
 ]
 
-# (file, old text, new text): plain replacements of a renamed function's uses, of the root
-# computed again (helpers.book.ROOT is the one) and of the size switch spelled out
-_ROOT_LINE = "ROOT = Path(__file__).resolve().parents[2]"
-_ROOT_IMPORT = "from helpers.book import ROOT  # the repository root, computed once"
+# (file, old text, new text): plain replacements of a renamed function's uses
 PENDING_TEXT = [
     ("src/helpers/labs/analysis/roofline.py", "gpu_peaks.peak_flop_per_s", "gpu_peaks.sm_peak_flop_per_s"),
     ("src/helpers/labs/roofline.py", "gpu_peaks.peak_flop_per_s", "gpu_peaks.sm_peak_flop_per_s"),
-    ("tests/labs/test_attention_grading.py", _ROOT_LINE, _ROOT_IMPORT),
-    ("tests/labs/test_decode_grading.py", _ROOT_LINE, _ROOT_IMPORT),
-    ("tests/labs/test_quantization_grading.py", _ROOT_LINE, _ROOT_IMPORT),
-    ("tests/labs/test_speculative_grading.py", _ROOT_LINE, _ROOT_IMPORT),
-    ("tests/models/test_collectives.py", "Path(__file__).resolve().parents[2] / ", "ROOT / "),
-    ("tests/labs/test_memory_access.py", "Path(__file__).resolve().parents[2] / ", "ROOT / "),
-    ("tests/labs/test_launch_overhead.py", 'setenv("BOOK_SIZE", ', "setenv(SIZE_ENV, "),
-    ("tests/labs/test_attention_counters.py", 'setenv("BOOK_FORCE_CPU", ', "setenv(FORCE_CPU_ENV, "),
-]
-
-# (file, import line): added (before the file's first import of helpers) where the text
-# replacements above need it
-PENDING_IMPORTS = [
-    ("tests/models/test_collectives.py", "from helpers.book import ROOT"),
-    ("tests/labs/test_memory_access.py", "from helpers.book import ROOT"),
-    ("tests/labs/test_launch_overhead.py", "from helpers.bench.sizes import SIZE_ENV"),
-    ("tests/labs/test_attention_counters.py", "from helpers.bench.sizes import FORCE_CPU_ENV"),
 ]
 
 # (file, text to delete): the compatibility alias kept until the callers above are renamed;
@@ -317,12 +304,97 @@ def rename_keywords_count(path: Path, funcs: set[str], old: str) -> int:
     return sum(rename_keywords(c, funcs, old, old + "_", in_tests)[1] for c in codes)
 
 
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def table_renames() -> list[tuple[str, str, str]]:
+    """(module, old, new) for every public model parameter the names table replaces and names
+    one successor for (what merged branches brought in besides PENDING_PARAMS); the others are
+    printed, to be renamed by hand."""
+    names = _load(ROOT / "tests" / "book" / "test_names.py", "test_names")
+    _, replaced, only = names.TABLE
+    out = []
+    for (module, old), message in sorted(names.violations(names.SIGNATURES, replaced,
+                                                           only).items()):
+        news = {n for scope, new in replaced.get(old, ()) for n in new
+                if names._in_scope(scope, module, "")
+                or any(names._in_scope(scope, module, f) for m, f, _ in names.SIGNATURES
+                       if m == module)}
+        if len(news) == 1:
+            out.append((f"helpers.models.{module}", old, news.pop()))
+        else:
+            print(f"BY HAND: {message}")
+    return out
+
+
+ROOT_CALL = re.compile(r"Path\(__file__\)\.resolve\(\)\.parents\[(\d)\]")
+ROOT_IMPORT = "from helpers.book import ROOT"
+
+
+def add_import(path: Path, line: str, check: bool) -> None:
+    s = path.read_text()
+    if re.search(rf"^{re.escape(line)}\b", s, re.M):
+        return
+    m = re.search(r"^(from helpers|import helpers)", s, re.M) or \
+        re.search(r"^(?!from __future__)(from |import )", s, re.M)
+    print(f"  {path.relative_to(ROOT)}: + {line}")
+    if not check:
+        path.write_text(s[:m.start()] + line + "\n" + s[m.start():])
+
+
+def one_definition(check: bool) -> None:
+    """The root from helpers.book and the size switch's names from helpers.bench.sizes, in
+    every Python file of src/ and tests/ (tests/book/test_one_definition.py)."""
+    files = [p for top in ("src", "tests") for p in sorted((ROOT / top).rglob("*.py"))]
+    for path in files + [ROOT / "conftest.py"]:
+        rel = str(path.relative_to(ROOT))
+        if rel in ("src/helpers/book.py", "src/helpers/bench/sizes.py"):
+            continue
+        text = path.read_text()
+        new = text
+        for m in reversed(list(ROOT_CALL.finditer(text))):
+            if path.resolve().parents[int(m.group(1))] != ROOT:
+                continue
+            line_start = new.rfind("\n", 0, m.start()) + 1
+            line_end = new.find("\n", m.end())
+            line = new[line_start:line_end]
+            if re.fullmatch(r"ROOT = " + re.escape(m.group(0)), line.strip()):
+                new = new[:line_start] + ROOT_IMPORT + "  # the repository root, computed once" \
+                    + new[line_end:]
+            else:
+                new = new[:m.start()] + "ROOT" + new[m.end():]
+        needs = []
+        if new != text and ROOT_IMPORT not in new:
+            needs.append(ROOT_IMPORT)
+        for lit, const in (("BOOK_SIZE", "SIZE_ENV"), ("BOOK_FORCE_CPU", "FORCE_CPU_ENV")):
+            for q in ('"', "'"):
+                if f"{q}{lit}{q}" in new:
+                    new = new.replace(f"{q}{lit}{q}", const)
+                    needs.append(f"from helpers.bench.sizes import {const}")
+            if re.search(rf"\b{lit}=", new) and rel.startswith(("src", "tests")):
+                for i, ln in enumerate(new.splitlines(), 1):
+                    if re.search(rf"\b{lit}=", ln) and not ln.lstrip().startswith("#") \
+                            and '"""' not in ln:
+                        print(f"BY HAND (keyword {lit}=?): {rel}:{i}: {ln.strip()}")
+        if new != text:
+            print(f"{rel}: the root / the size switch from their one definition")
+            if not check:
+                path.write_text(new)
+            for line in dict.fromkeys(needs):
+                add_import(path, line, check)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     touched: list[Path] = []
-    for module, old, new in PENDING_PARAMS:
+    todo = list(dict.fromkeys(PENDING_PARAMS + table_renames()))
+    for module, old, new in todo:
         touched += rename_param(module, old, new, args.check)
         importlib.invalidate_caches()
     for rel, old, new in PENDING_TEXT:
@@ -334,15 +406,7 @@ def main() -> int:
             touched.append(p)
         elif new not in p.read_text():
             print(f"{rel}: NOT FOUND, edit by hand: {old!r} -> {new!r}")
-    for rel, line in PENDING_IMPORTS:
-        p = ROOT / rel
-        s = p.read_text()
-        if line not in s:
-            m = re.search(r"^(from helpers|import helpers)", s, re.M) or \
-                re.search(r"^(?!from __future__)(from |import )", s, re.M)
-            print(f"{rel}: + {line}")
-            if not args.check:
-                p.write_text(s[:m.start()] + line + "\n" + s[m.start():])
+    one_definition(args.check)
     for rel, text in PENDING_DELETE:
         p = ROOT / rel
         s = p.read_text()
@@ -358,7 +422,7 @@ def main() -> int:
             print(f"{rel}: deleted the pending list/alias")
             if not args.check:
                 p.write_text(s2)
-    for module, old, new in PENDING_PARAMS:
+    for module, old, new in todo:
         word = re.compile(rf"(?<![.\w\"']){re.escape(old)}(?=\s*=[^=]|[\"'] *[,)\]:]| : )")
         for p in sorted(set(touched)):
             for i, line in enumerate(p.read_text().splitlines(), 1):
