@@ -370,16 +370,22 @@ def one_definition(check: bool) -> None:
         needs = []
         if new != text and ROOT_IMPORT not in new:
             needs.append(ROOT_IMPORT)
-        for lit, const in (("BOOK_SIZE", "SIZE_ENV"), ("BOOK_FORCE_CPU", "FORCE_CPU_ENV")):
-            for q in ('"', "'"):
-                if f"{q}{lit}{q}" in new:
-                    new = new.replace(f"{q}{lit}{q}", const)
-                    needs.append(f"from helpers.bench.sizes import {const}")
-            if re.search(rf"\b{lit}=", new) and rel.startswith(("src", "tests")):
-                for i, ln in enumerate(new.splitlines(), 1):
-                    if re.search(rf"\b{lit}=", ln) and not ln.lstrip().startswith("#") \
-                            and '"""' not in ln:
-                        print(f"BY HAND (keyword {lit}=?): {rel}:{i}: {ln.strip()}")
+        consts = {"BOOK_SIZE": "SIZE_ENV", "BOOK_FORCE_CPU": "FORCE_CPU_ENV"}
+        tree = ast.parse(new)
+        lines = new.splitlines(keepends=True)
+        spans = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in consts \
+                    and node.lineno == node.end_lineno:
+                spans.append((node.lineno, node.col_offset, node.end_col_offset,
+                              consts[node.value]))
+            elif isinstance(node, ast.keyword) and node.arg in consts:
+                print(f"BY HAND (keyword {node.arg}=): {rel}:{node.value.lineno}")
+        for lineno, c0, c1, const in sorted(spans, reverse=True):
+            b = lines[lineno - 1].encode()
+            lines[lineno - 1] = (b[:c0] + const.encode() + b[c1:]).decode()
+            needs.append(f"from helpers.bench.sizes import {const}")
+        new = "".join(lines)
         if new != text:
             print(f"{rel}: the root / the size switch from their one definition")
             if not check:
