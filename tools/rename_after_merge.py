@@ -324,6 +324,8 @@ def table_renames() -> list[tuple[str, str, str]]:
                 if names._in_scope(scope, module, "")
                 or any(names._in_scope(scope, module, f) for m, f, _ in names.SIGNATURES
                        if m == module)}
+        if (f"helpers.models.{module}", old) in {(m, o) for m, o, _ in PENDING_PARAMS}:
+            continue
         if len(news) == 1:
             out.append((f"helpers.models.{module}", old, news.pop()))
         else:
