@@ -171,8 +171,9 @@ def rename_keywords(code: str, funcs: set[str], old: str, new: str,
         word = re.compile(rf"(?<![.\w]){re.escape(old)}\b")
         for unit in _units(tree):
             nodes = list(ast.walk(unit))
-            if not any(isinstance(n, ast.Call) and _callee(n) in funcs for n in nodes):
-                continue
+            if not any(isinstance(n, ast.Attribute) and n.attr in funcs
+                       or isinstance(n, ast.Name) and n.id in funcs for n in nodes):
+                continue   # the test neither calls nor names one of funcs
             for n in nodes:
                 if isinstance(n, ast.Call) and _callee(n) == "dict":
                     for kw in n.keywords:
@@ -275,12 +276,15 @@ def rename_param(module: str, old: str, new: str, check: bool) -> list[Path]:
     if not funcs:
         return []
     own = module_file(module)
-    touched = []
-    word = re.compile(rf"(?<![.\w]){re.escape(old)}\b")
     print(f"{module}: {old} -> {new} in {', '.join(sorted(funcs))}")
     if not check:
         own.write_text(rename_in_module(own.read_text(), old, new))
-    touched.append(own)
+    return [own] + rename_callers(own, funcs, old, new, check)
+
+
+def rename_callers(own: Path, funcs: set[str], old: str, new: str, check: bool) -> list[Path]:
+    """The keyword ``old=`` renamed in every call to ``funcs`` outside their module ``own``."""
+    touched = []
     for top in SEARCH:
         for path in sorted((ROOT / top).rglob("*")):
             if path.suffix not in (".py", ".md") or path == own or path.name == Path(__file__).name:
@@ -294,6 +298,65 @@ def rename_param(module: str, old: str, new: str, check: bool) -> list[Path]:
             if n:
                 print(f"  {path.relative_to(ROOT)}: {n} keyword(s)")
                 touched.append(path)
+    return touched
+
+
+# Renames this branch made itself: a merged branch may call these functions by the old names,
+# so their callers are renamed again (the module already has the new name).
+DONE_PARAMS = [
+    ("helpers.models.transformer", "optimizer_bytes_per_param", "moment_bytes_per_param"),
+    ("helpers.models.parallelism", "optimizer_bytes_per_param", "optimizer_state_bytes_per_param"),
+    ("helpers.models.gpu_peaks", "sm_count", "n_sms"),
+    ("helpers.models.cpu_peak", "cores", "n_cores"),
+    ("helpers.models.cgroups", "threads", "n_threads"),
+    ("helpers.models.cgroups", "cores", "n_cores"),
+    ("helpers.models.parallel_patterns", "processors", "n_processors"),
+    ("helpers.models.parallel_patterns", "block_size", "threads_per_block"),
+    ("helpers.models.parallel_patterns", "rate_per_s", "atomic_updates_per_s"),
+    ("helpers.models.kv_paging", "num_tokens", "n_tokens"),
+    ("helpers.models.kv_paging", "num_sequences", "n_sequences"),
+    ("helpers.models.kv_paging", "block_size", "block_tokens"),
+    ("helpers.models.kv_paging", "output_len", "n_output_tokens"),
+    ("helpers.models.parallelism", "tokens", "n_tokens"),
+    ("helpers.models.parallelism", "capacity", "capacity_tokens"),
+    ("helpers.models.parallelism", "bytes_per_param", "bytes_per_element"),
+    ("helpers.models.transformer", "tokens", "n_tokens"),
+    ("helpers.models.quantization", "block_size", "group_size"),
+]
+# (module, old function, new function), renamed on this branch
+DONE_FUNCTIONS = [
+    ("helpers.models.gpu_peaks", "peak_flop_per_s", "sm_peak_flop_per_s"),
+    ("helpers.models.gpu_peaks", "sparse_peak_flop_per_s", "sm_sparse_peak_flop_per_s"),
+    ("helpers.models.cpu_peak", "peak_flop_per_s", "cpu_peak_flop_per_s"),
+]
+
+
+def redo_callers(check: bool) -> list[Path]:
+    touched = []
+    for module, old, new in DONE_PARAMS:
+        funcs = functions_taking(module, new) - functions_taking(module, old)
+        touched += rename_callers(module_file(module), funcs, old, new, check)
+    for module, old, new in DONE_FUNCTIONS:
+        short = module.rsplit(".", 1)[1]
+        for top in SEARCH:
+            for path in sorted((ROOT / top).rglob("*")):
+                if path.suffix not in (".py", ".md") or path.name == Path(__file__).name \
+                        or path == module_file(module):
+                    continue
+                text = path.read_text()
+                aliases = set(re.findall(rf"\bimport[^\n]*\b{short}\b(?: as (\w+))?", text))
+                aliases = {a or short for a in aliases} if aliases else set()
+                if rf"{module} import" in text and re.search(rf"import[^\n]*\b{old}\b", text):
+                    print(f"BY HAND: {path.relative_to(ROOT)} imports {module}.{old}")
+                out = text
+                for a in aliases:
+                    out = re.sub(rf"\b{a}\.{old}\b", f"{a}.{new}", out)
+                out = out.replace(f"{module}.{old}`", f"{module}.{new}`")
+                if out != text:
+                    print(f"{path.relative_to(ROOT)}: {short}.{old} -> {short}.{new}")
+                    if not check:
+                        path.write_text(out)
+                    touched.append(path)
     return touched
 
 
@@ -401,6 +464,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     touched: list[Path] = []
+    touched += redo_callers(args.check)
     todo = list(dict.fromkeys(PENDING_PARAMS + table_renames()))
     for module, old, new in todo:
         touched += rename_param(module, old, new, args.check)
