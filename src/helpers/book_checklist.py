@@ -3,8 +3,6 @@
 Each item is a question to ask of a slow workload, what to measure or change, and the pages that
 explain it, linked by label; a page not yet written is named and marked *(to come)*, exactly as
 on the learning map (:mod:`helpers.book_map`).
-
-Used by: appendix/checklist.md.
 """
 
 from __future__ import annotations

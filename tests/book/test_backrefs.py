@@ -20,7 +20,8 @@ PENDING_MODULES = {
     "helpers.models.inference", "helpers.models.launch", "helpers.models.memory_access",
     "helpers.models.roofline", "helpers.models.slo",
     # changed on main since this branch began
-    "helpers.book_formulas", "helpers.models.decode_bandwidth", "helpers.notebook_prose",
+    "helpers.book_checklist", "helpers.book_formulas", "helpers.models.decode_bandwidth",
+    "helpers.notebook_prose",
 }
 
 USERS = backrefs.users()
