@@ -13,7 +13,7 @@ import yaml
 from helpers import book_controls, book_map
 from helpers.book import toc_entries
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers.book import ROOT  # the repository root, computed once
 #: The documentation sites the sources come from (official docs, man pages, kernel docs).
 OFFICIAL = ("docs.nvidia.com", "docs.pytorch.org", "docs.vllm.ai", "huggingface.co",
             "docs.kernel.org", "docs.docker.com", "man7.org", "manpages.ubuntu.com")

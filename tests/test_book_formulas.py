@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 
 import pytest
 
 from helpers import book_formulas as bf
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers.book import ROOT  # the repository root, computed once
 ENTRIES = bf.formula_entries(ROOT)
 
 # The number of public model functions whose docstrings lack an equation or a source when this

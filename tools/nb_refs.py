@@ -44,9 +44,8 @@ import jupytext  # noqa: E402
 import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
-from helpers.book import OTHER_SIMD_ENV, notebook_pages  # noqa: E402
+from helpers.book import OTHER_SIMD_ENV, ROOT, notebook_pages  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 SIGNATURE_KEY = "book_source_sha256"
 
 

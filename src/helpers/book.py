@@ -2,6 +2,8 @@
 
 Used by the tooling (``tools/nb_refs.py``), the book's hygiene tests and the browser tests, so
 all of them agree on what the book's pages are.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

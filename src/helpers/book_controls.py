@@ -8,6 +8,8 @@ a read-only command that prints its current value. The appendix page
 ``appendix/control-ownership.md`` and its diagram
 (:func:`helpers.figures.control_ownership.layers_diagram`) are generated from this data; a page
 not yet written is named and marked *(to come)*, as on the learning map (:mod:`helpers.book_map`).
+
+Used by: appendix/control-ownership.md.
 """
 
 from __future__ import annotations

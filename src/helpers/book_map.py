@@ -3,6 +3,8 @@
 The data lives in ``book_map.yml`` next to this module; the map page (``map.md``) and its
 figures (:mod:`helpers.figures.book_map`) are generated from it and from ``_toc.yml``. A page
 whose file is in the table of contents is linked; a planned page is drawn "(to come)".
+
+Used by: appendix/status.md, foundations/linux-for-inference.md, map.md.
 """
 
 from __future__ import annotations

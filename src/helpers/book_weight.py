@@ -14,6 +14,8 @@ Inside the HTML, the big parts are named separately: images embedded as ``data:`
 report can say *why* a page is heavy.
 
 Run ``python -m helpers.book_weight [_build/html]`` for the heaviest pages after a build.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

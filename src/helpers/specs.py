@@ -24,6 +24,10 @@ from NVIDIA's architecture whitepapers rather than the datasheets, so they carry
 989.4
 >>> H100_SXM.peak_flop_per_s("bf16", sparse=True) / 1e12
 1978.9
+
+Used by many pages, among them: chapters/collectives.md, chapters/cuda-execution.md,
+chapters/custom-operators.md, chapters/distributed-analysis.md,
+chapters/fusion-and-attention.md, chapters/gemm.md.
 """
 
 from __future__ import annotations

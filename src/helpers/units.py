@@ -12,6 +12,10 @@ holds the only prefix constants, so a page converts at the display edge and nowh
 
 Bandwidths and capacities on vendor spec sheets are decimal (1 GB = 1e9 bytes). Binary
 prefixes (GiB) are used only where a tool reports them, e.g. ``nvidia-smi``'s MiB.
+
+Used by many pages, among them: appendix/status.md, chapters/collectives.md,
+chapters/cuda-execution.md, chapters/custom-operators.md, chapters/distributed-analysis.md,
+chapters/fault-tolerance.md.
 """
 
 from __future__ import annotations

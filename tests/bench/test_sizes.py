@@ -77,3 +77,25 @@ def test_real_answer_matches_torch(monkeypatch):
     torch = pytest.importorskip("torch")
     monkeypatch.delenv(sizes.FORCE_CPU_ENV, raising=False)
     assert sizes.has_cuda() == torch.cuda.is_available()
+
+
+def test_use_tier_overrides_the_environment_and_restores_it(monkeypatch, no_gpu):
+    monkeypatch.setenv(sizes.SIZE_ENV, "small")
+    with sizes.use_tier("full"):
+        assert sizes.size_tier() == "full" and sizes.pick(small=1, full=2) == 2
+        assert sizes.forced_tier() == "full"
+        with sizes.use_tier("small"):
+            assert sizes.size_tier() == "small"
+        with sizes.use_tier(None):   # None keeps what is in force
+            assert sizes.size_tier() == "full"
+        assert sizes.size_tier() == "full"
+    assert sizes.size_tier() == "small" and sizes.forced_tier() is None
+    import os
+    assert os.environ[sizes.SIZE_ENV] == "small"   # never written
+
+
+def test_use_tier_refuses_an_unknown_tier():
+    with pytest.raises(ValueError, match="tier must be one of"):
+        with sizes.use_tier("medium"):
+            pass
+    assert sizes.forced_tier() is None

@@ -1,9 +1,8 @@
 """The glossary: one sorted block, every term once, every definition under its term."""
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def glossary_entries():

@@ -3,13 +3,12 @@ first everywhere on the page, so a number in the prose would change meaning."""
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from helpers.book import is_notebook, page_sources
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 REFERENCES = [p.with_suffix(".ipynb") for p in page_sources(ROOT) if p.exists() and is_notebook(p)]
 
 

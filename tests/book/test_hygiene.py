@@ -15,7 +15,7 @@ import pytest
 
 from helpers.book import is_notebook, page_sources
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 PAGE_DIRS = ("chapters", "foundations", "labs", "practice", "appendix")
 
 ALLOWED_TAGS = {

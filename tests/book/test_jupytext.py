@@ -9,7 +9,6 @@ exactly those cells, in order, with their tags, and must survive a round trip ba
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -18,7 +17,7 @@ from helpers.book import toc_entries
 
 jupytext = pytest.importorskip("jupytext")
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 PAGES = [f"{e}.md" for e in toc_entries(ROOT)]
 FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,7 @@ from helpers import book_map
 from helpers.book_map import LAYERS, built_pages, href, is_written, load_map
 from helpers.figures.book_map import serving_diagram, stack_diagram
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 DATA = load_map()
 TOC = built_pages(ROOT)
 

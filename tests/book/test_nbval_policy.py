@@ -20,7 +20,7 @@ import pytest
 
 from helpers.book import OTHER_SIMD_ENV, notebook_pages
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 PROBE = r"""
 import json, numpy, torch
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__

@@ -25,7 +25,7 @@ import pytest
 
 from helpers.notebook_prose import resolve_markdown
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 JB = Path(sys.executable).with_name("jupyter-book")
 
 NOTEBOOK_PAGE = """---

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.bench.sizes import FORCE_CPU_ENV, SIZE_ENV
+
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def _executable(path: Path, text: str) -> None:
@@ -46,7 +48,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _run(repo: Path, script: str, **env: str) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k not in ("BOOK_SIZE", "BOOK_FORCE_CPU")}
+    full = {k: v for k, v in os.environ.items() if k not in (SIZE_ENV, FORCE_CPU_ENV)}
     full.update(env)
     return subprocess.run(["bash", str(repo / "tools" / script)], cwd=repo, env=full,
                           capture_output=True, text=True, timeout=120)
@@ -79,19 +81,19 @@ def _key(repo: Path, **env: str) -> str:
 
 
 def test_cache_key_changes_with_the_size_switch_the_tier_and_the_pins(repo):
-    base = _key(repo, BOOK_SIZE="small")
-    assert _key(repo, BOOK_SIZE="small") == base  # stable
-    assert _key(repo, BOOK_SIZE="full") != base
-    assert _key(repo, BOOK_SIZE="small", BOOK_FORCE_CPU="1") != base
+    base = _key(repo, **{SIZE_ENV: "small"})
+    assert _key(repo, **{SIZE_ENV: "small"}) == base  # stable
+    assert _key(repo, **{SIZE_ENV: "full"}) != base
+    assert _key(repo, **{SIZE_ENV: "small", FORCE_CPU_ENV: "1"}) != base
     (repo / "constraints.txt").write_text("numpy==9\n")
-    assert _key(repo, BOOK_SIZE="small") != base
+    assert _key(repo, **{SIZE_ENV: "small"}) != base
 
 
 def test_a_changed_key_clears_the_execution_cache(repo):
     cache = repo / "_build" / ".jupyter_cache"
-    assert _run(repo, "build-book", BOOK_SIZE="small").returncode == 0
+    assert _run(repo, "build-book", **{SIZE_ENV: "small"}).returncode == 0
     cache.mkdir(parents=True)
-    assert _run(repo, "build-book", BOOK_SIZE="small").returncode == 0
+    assert _run(repo, "build-book", **{SIZE_ENV: "small"}).returncode == 0
     assert cache.is_dir()  # same key: the cache is kept
-    assert _run(repo, "build-book", BOOK_SIZE="full").returncode == 0
+    assert _run(repo, "build-book", **{SIZE_ENV: "full"}).returncode == 0
     assert not cache.exists()  # the size switch changed: the cache is cleared

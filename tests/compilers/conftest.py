@@ -5,11 +5,10 @@ cores); the cache keeps that, and the compiled kernels, between test runs and pa
 """
 
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -33,7 +33,7 @@ def test_schedule_does_the_work_and_ends_when_the_model_says(w, n, c, qc):
     period = 0.1
     t, cpus = f.throttle_schedule(cpu_work_s=w, threads=n, cores=c, quota_s=qc * period,
                                   period_s=period)
-    end = cgm.throttled_wall_s(cpu_work_s=w, threads=n, cores=c, quota_s=qc * period,
+    end = cgm.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=qc * period,
                                period_s=period)
     edges = np.append(t, end)
     assert np.all(np.diff(edges) >= 0)

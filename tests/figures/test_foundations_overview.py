@@ -1,13 +1,12 @@
 """Tests of helpers.figures.foundations_overview, and of the index page's list of written pages."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from helpers.figures import foundations_overview as fo
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def test_thread_diagram_marks_written_pages_and_rejects_unknown():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE / "sample_submission"
 FIXTURE = HERE / "fixture" / "practice.md"

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.bench.sizes import FORCE_CPU_ENV, SIZE_ENV
+
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def _replace_cell(nb: dict, marker: str, source: str) -> None:
@@ -44,7 +46,7 @@ def run_nbval_with(notebook: str | os.PathLike, replacements: dict[str, str],
              "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
              "-o", "addopts=", "--rootdir", str(ROOT), str(copy)],
             cwd=ROOT, capture_output=True, text=True, timeout=600,
-            env={**os.environ, "BOOK_SIZE": "small", "BOOK_FORCE_CPU": "1"})
+            env={**os.environ, SIZE_ENV: "small", FORCE_CPU_ENV: "1"})
     finally:
         copy.unlink(missing_ok=True)
     return proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,24 +1,26 @@
 """The lab framework: tiers, result files, provenance, the comparison table."""
 
 import json
+import os
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers.bench.sizes import FORCE_CPU_ENV, SIZE_ENV
 from helpers.labs import core, report
 
 
 def test_cpu_tier_is_announced_in_one_deterministic_line(monkeypatch, capsys):
-    monkeypatch.setenv("BOOK_FORCE_CPU", "1")
+    monkeypatch.setenv(FORCE_CPU_ENV, "1")
     assert core.announce() == "cpu" and core.lab_device() == "cpu"
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "No CUDA GPU here" in out
 
 
 def test_result_round_trip(tmp_path, monkeypatch):
-    monkeypatch.setenv("BOOK_SIZE", "small")
+    monkeypatch.setenv(SIZE_ENV, "small")
     result = core.new_result("demo_lab", "cpu", budget_s=0.1)
     result["measurements"]["x_s"] = 1.5
     path = core.save_result(result, tmp_path)
@@ -160,11 +162,11 @@ def demo_lab(**kw):
 
 def test_lab_sizes_follow_the_one_size_switch(monkeypatch):
     lab = demo_lab(sizes={"n": (256, 8192), "ks": ([1, 4], [1, 4, 16])}, budget_s=(0.1, 0.4))
-    monkeypatch.setenv("BOOK_SIZE", "small")
+    monkeypatch.setenv(SIZE_ENV, "small")
     assert lab.size("n") == 256 and lab.size("ks") == [1, 4] and lab.budget() == 0.1
     lab.size("ks").append(99)  # a caller's list is its own: the table is not changed
     assert lab.size("ks") == [1, 4]
-    monkeypatch.setenv("BOOK_SIZE", "full")
+    monkeypatch.setenv(SIZE_ENV, "full")
     assert lab.size("n") == 8192 and lab.size("ks") == [1, 4, 16] and lab.budget() == 0.4
     with pytest.raises(ValueError, match="size must be one of"):
         lab.size("m")
@@ -193,12 +195,12 @@ def test_lab_bench_uses_its_settings_and_takes_overrides(monkeypatch):
 
     seen = []
     monkeypatch.setattr(helpers.bench, "bench", lambda fn, **kw: seen.append(kw) or kw)
-    monkeypatch.setenv("BOOK_SIZE", "small")
+    monkeypatch.setenv(SIZE_ENV, "small")
     lab = demo_lab(budget_s=(0.2, 1.0), warmup_s=(0.01, 0.1), min_reps=(3, 7), flush_cache=True)
     lab.bench(lambda: None, "cpu", "x")
     assert seen[-1] == dict(device="cpu", name="x", warmup_s=0.01, budget_s=0.2, min_reps=3,
                             env=False, flush_cache=True)
-    monkeypatch.setenv("BOOK_SIZE", "full")
+    monkeypatch.setenv(SIZE_ENV, "full")
     lab.bench(lambda: None, "cpu", "y", number=4)
     assert seen[-1]["budget_s"] == 1.0 and seen[-1]["min_reps"] == 7 and seen[-1]["number"] == 4
     assert "flush_cache" not in demo_lab().bench(lambda: None, "cpu", "z")
@@ -322,3 +324,21 @@ def test_a_new_lab_is_a_record_measure_functions_and_a_grader(tmp_path, monkeypa
     assert path.name == "demo_lab.json" and ref["measurements"]["sum"]["n"] == 64
     assert ref["settings"]["budget_s"] == 0.01 and prose_numbers(ref)["n"] == "64"
     assert grade(2080).passed and not grade(2079).passed
+
+
+def test_size_flag_reaches_the_size_switch_without_the_environment(monkeypatch, tmp_path):
+    """``--size full`` is handed to the size switch directly: the run sees the full tier, and
+    the process's environment is the same afterwards (it used to keep BOOK_SIZE=full)."""
+    monkeypatch.setenv(SIZE_ENV, "small")
+    lab = demo_lab(sizes={"n": (2, 3)})
+    seen = []
+
+    def run(device):
+        seen.append((lab.size("n"), os.environ[SIZE_ENV]))
+        return core.new_result(lab, device)
+
+    core.run_cli(lab, run, ["--out", str(tmp_path), "--device", "cpu", "--size", "full"])
+    assert seen == [(3, "small")] and os.environ[SIZE_ENV] == "small"
+    assert json.loads((tmp_path / "demo_lab.json").read_text())["size_tier"] == "full"
+    core.run_cli(lab, run, ["--out", str(tmp_path), "--device", "cpu"])
+    assert seen[-1] == (2, "small")

@@ -34,7 +34,7 @@ def test_effective_cpus_is_the_tightest_limit(a, b, q):
 @given(works, counts, counts, quota_fracs, periods)
 def test_throttled_time_is_bounded_by_both_rates(w, n, c, qc, period):
     p = min(n, c)
-    t = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=c, quota_s=qc * period,
+    t = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=qc * period,
                             period_s=period)
     assert t >= w / p * (1 - 1e-9)                       # never faster than p CPUs
     assert t >= (w / qc - period) * (1 - 1e-9)           # the quota's average, less one period
@@ -44,21 +44,21 @@ def test_throttled_time_is_bounded_by_both_rates(w, n, c, qc, period):
 @given(works, counts, counts, periods)
 def test_no_quota_or_a_generous_one_is_plain_division(w, n, c, period):
     p = min(n, c)
-    free = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=c, quota_s=math.inf,
+    free = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=math.inf,
                                period_s=period)
-    roomy = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=c, quota_s=p * period,
+    roomy = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=p * period,
                                 period_s=period)
     assert free == pytest.approx(w / p) and roomy == pytest.approx(w / p)
-    assert cg.throttle_slowdown(cpu_work_s=w, threads=n, cores=c, quota_s=math.inf,
+    assert cg.throttle_slowdown(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=math.inf,
                                 period_s=period) == pytest.approx(1.0)
 
 
 @given(works, counts, quota_fracs, quota_fracs, periods)
 def test_more_quota_is_never_slower(w, n, q1, q2, period):
     lo, hi = sorted((q1, q2))
-    t_lo = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=n, quota_s=lo * period,
+    t_lo = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=n, quota_s=lo * period,
                                period_s=period)
-    t_hi = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=n, quota_s=hi * period,
+    t_hi = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=n, quota_s=hi * period,
                                period_s=period)
     assert t_hi <= t_lo * (1 + 1e-9)
 
@@ -66,7 +66,7 @@ def test_more_quota_is_never_slower(w, n, q1, q2, period):
 def test_long_runs_approach_the_quota_rate():
     # W/T -> Q/P as the work grows: the long-run average the documentation describes.
     for w in (10.0, 100.0, 1000.0):
-        t = cg.throttled_wall_s(cpu_work_s=w, threads=64, cores=64, quota_s=0.4, period_s=0.1)
+        t = cg.throttled_wall_s(cpu_work_s=w, n_threads=64, n_cores=64, quota_s=0.4, period_s=0.1)
         assert w / t == pytest.approx(4.0, rel=0.1 * 10 / w + 1e-9)
 
 
@@ -96,7 +96,7 @@ def simulate(w, n, c, quota, period, dt):
 ])
 def test_model_matches_a_simulated_quota(w, n, c, qc):
     period, dt = 0.1, 1e-4
-    model = cg.throttled_wall_s(cpu_work_s=w, threads=n, cores=c, quota_s=qc * period,
+    model = cg.throttled_wall_s(cpu_work_s=w, n_threads=n, n_cores=c, quota_s=qc * period,
                                 period_s=period)
     sim = simulate(w, n, c, qc * period, period, dt)
     assert model == pytest.approx(sim, abs=2 * dt)
@@ -113,7 +113,7 @@ def test_kernel_documentation_examples():
     # The default: cpu.cfs_quota_us = -1 (cpu.max "max 100000") means no limit.
     assert cg.quota_cpus(math.inf, 0.1) == math.inf
     # Example 3 applied: one CPU-second of single-threaded work at 20 % takes ~5 s.
-    t = cg.throttled_wall_s(cpu_work_s=1.0, threads=1, cores=1, quota_s=0.010, period_s=0.050)
+    t = cg.throttled_wall_s(cpu_work_s=1.0, n_threads=1, n_cores=1, quota_s=0.010, period_s=0.050)
     assert t == pytest.approx(4.96)
 
 
@@ -140,10 +140,10 @@ def test_effective_cpus_rejects_bad_input(kw, name):
 
 
 @pytest.mark.parametrize("bad, name", [
-    (dict(cpu_work_s=0.0), "cpu_work_s"), (dict(threads=0), "threads"),
-    (dict(cores=0), "cores"), (dict(quota_s=-0.1), "quota_s"), (dict(period_s=0.0), "period_s"),
+    (dict(cpu_work_s=0.0), "cpu_work_s"), (dict(n_threads=0), "n_threads"),
+    (dict(n_cores=0), "n_cores"), (dict(quota_s=-0.1), "quota_s"), (dict(period_s=0.0), "period_s"),
 ])
 def test_throttled_wall_rejects_bad_input(bad, name):
-    kw = dict(cpu_work_s=1.0, threads=4, cores=4, quota_s=0.2, period_s=0.1) | bad
+    kw = dict(cpu_work_s=1.0, n_threads=4, n_cores=4, quota_s=0.2, period_s=0.1) | bad
     with pytest.raises(ValueError, match=name):
         cg.throttled_wall_s(**kw)

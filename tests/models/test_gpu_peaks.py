@@ -25,18 +25,19 @@ bandwidths = st.floats(min_value=1e6, max_value=1e15, allow_nan=False, allow_inf
 
 @given(sms, units_per_sm, clocks)
 def test_peak_is_linear_in_each_count(n, u, f):
-    p = gp.peak_flop_per_s(n, u, f)
+    p = gp.sm_peak_flop_per_s(n, u, f)
     assert p > 0
-    assert gp.peak_flop_per_s(2 * n, u, f) == pytest.approx(2 * p, rel=1e-12)
-    assert gp.peak_flop_per_s(n, 2 * u, f) == pytest.approx(2 * p, rel=1e-12)
-    assert gp.peak_flop_per_s(n, u, 2 * f) == pytest.approx(2 * p, rel=1e-12)
+    assert gp.sm_peak_flop_per_s(2 * n, u, f) == pytest.approx(2 * p, rel=1e-12)
+    assert gp.sm_peak_flop_per_s(n, 2 * u, f) == pytest.approx(2 * p, rel=1e-12)
+    assert gp.sm_peak_flop_per_s(n, u, 2 * f) == pytest.approx(2 * p, rel=1e-12)
     # One SM with one lane at 1 Hz does one FMA, two FLOP, per second.
-    assert gp.peak_flop_per_s(1, 1, 1) == gp.FLOP_PER_FMA == 2.0
+    assert gp.sm_peak_flop_per_s(1, 1, 1) == gp.FLOP_PER_FMA == 2.0
 
 
 @given(sms, units_per_sm, clocks)
 def test_clock_from_peak_inverts_the_peak(n, u, f):
-    assert gp.clock_from_peak_hz(gp.peak_flop_per_s(n, u, f), n, u) == pytest.approx(f, rel=1e-12)
+    peak = gp.sm_peak_flop_per_s(n, u, f)
+    assert gp.clock_from_peak_hz(peak, n, u) == pytest.approx(f, rel=1e-12)
 
 
 @given(widths, pin_rates)
@@ -52,7 +53,7 @@ def test_per_sm_per_clock_ratio_is_the_roofline_ridge(n, u, f, m):
     # FLOP per clock of one SM over the bytes it receives per clock is the ridge P / M,
     # whatever the SM count and clock: the ridge is a property of one SM's balance.
     b = gp.bytes_per_clock_per_sm(m, n, f)
-    ridge = roofline.ridge_intensity_flop_per_byte(gp.peak_flop_per_s(n, u, f), m)
+    ridge = roofline.ridge_intensity_flop_per_byte(gp.sm_peak_flop_per_s(n, u, f), m)
     assert gp.FLOP_PER_FMA * u / b == pytest.approx(ridge, rel=1e-9)
 
 
@@ -158,10 +159,10 @@ def test_shared_memory_bandwidth_of_the_h100():
 # --- errors ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", [
-    lambda: gp.peak_flop_per_s(0, 1024, 1e9),
-    lambda: gp.peak_flop_per_s(1.5, 1024, 1e9),
-    lambda: gp.peak_flop_per_s(108, -1, 1e9),
-    lambda: gp.peak_flop_per_s(108, 1024, math.nan),
+    lambda: gp.sm_peak_flop_per_s(0, 1024, 1e9),
+    lambda: gp.sm_peak_flop_per_s(1.5, 1024, 1e9),
+    lambda: gp.sm_peak_flop_per_s(108, -1, 1e9),
+    lambda: gp.sm_peak_flop_per_s(108, 1024, math.nan),
     lambda: gp.clock_from_peak_hz(0.0, 108, 1024),
     lambda: gp.peak_memory_bytes_per_s(0, 1e9),
     lambda: gp.peak_memory_bytes_per_s(5120, math.inf),

@@ -69,8 +69,8 @@ def test_v100_announcement_contradicts_the_datasheet():
     # v1.1 and the datasheet print 1530 MHz and 125. The book follows the shipped part: the
     # spec's clock reproduces 125, the announcement's clock reproduces 120.
     v = specs.V100_SXM2_32GB
-    assert round(gp.peak_flop_per_s(80, 512, 1455e6) / 1e12) == 119  # printed "120" (rounded)
-    assert round(gp.peak_flop_per_s(80, 512, v.tensor_boost_clock_hz) / 1e12) == 125
+    assert round(gp.sm_peak_flop_per_s(80, 512, 1455e6) / 1e12) == 119  # printed "120" (rounded)
+    assert round(gp.sm_peak_flop_per_s(80, 512, v.tensor_boost_clock_hz) / 1e12) == 125
     assert v.boost_clock_hz == 1530e6
 
 
@@ -87,7 +87,7 @@ def test_a100_40gb_bandwidth_from_the_bus():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="sm_count"):
-        gp.sparse_peak_flop_per_s(0, 1024, 1.41e9)
+    with pytest.raises(ValueError, match="n_sms"):
+        gp.sm_sparse_peak_flop_per_s(0, 1024, 1.41e9)
     with pytest.raises(ValueError, match="precision"):
         gp.derived_sparse_peak_flop_per_s(specs.A100_SXM_40GB, "fp64")

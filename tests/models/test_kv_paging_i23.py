@@ -21,7 +21,7 @@ def test_published_policy_examples():
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 1500), st.integers(1, 500), st.sampled_from([1, 8, 16, 32]))
 def test_ordering_and_bounds(p, o, b):
-    r = {pol: kv.reserved_kv_tokens(p, o, policy=pol, block_size=b)
+    r = {pol: kv.reserved_kv_tokens(p, o, policy=pol, block_tokens=b)
          for pol in kv.RESERVATION_POLICIES}
     need = p + o
     assert r["oracle"] == need
@@ -62,5 +62,5 @@ def test_bad_input():
         kv.reserved_kv_tokens(10, 5, policy="buddy")
     with pytest.raises(ValueError, match="max_seq_len"):
         kv.reserved_kv_tokens(2000, 100, policy="max")
-    with pytest.raises(ValueError, match="output_len"):
+    with pytest.raises(ValueError, match="n_output_tokens"):
         kv.reserved_kv_tokens(10, 0, policy="oracle")

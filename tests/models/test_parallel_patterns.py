@@ -203,7 +203,7 @@ def test_hottest_bin_against_random_keys():
 
 def test_atomic_and_privatized_histogram_times():
     uniform, skewed = pp.zipf_probabilities(256, 0.0), pp.zipf_probabilities(256, 1.0)
-    kw = dict(rate_per_s=1e9, same_address_s=1e-8)
+    kw = dict(atomic_updates_per_s=1e9, same_address_s=1e-8)
     # uniform keys: throughput-bound; skewed: the hottest bin's chain decides
     assert pp.atomic_histogram_time_s(1e6, uniform, **kw) == pytest.approx(1e-3)
     t_skew = pp.atomic_histogram_time_s(1e6, skewed, **kw)
@@ -230,5 +230,5 @@ def test_value_errors():
         pp.hottest_bin_updates(10, [0.5, 0.4])
     with pytest.raises(ValueError, match="non-empty"):
         pp.contention_factor([])
-    with pytest.raises(ValueError, match="rate_per_s"):
-        pp.atomic_histogram_time_s(10, [1.0], rate_per_s=0, same_address_s=1e-9)
+    with pytest.raises(ValueError, match="atomic_updates_per_s"):
+        pp.atomic_histogram_time_s(10, [1.0], atomic_updates_per_s=0, same_address_s=1e-9)

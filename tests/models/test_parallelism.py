@@ -89,7 +89,7 @@ def test_fp32_adam_allocates_4_4_8_bytes_per_parameter():
                 + _nbytes(_adam_state_tensors(opt)))
     assert measured == par.zero_model_state_bytes_per_rank(
         n, dp=1, zero_stage=0, weight_bytes_per_param=4, grad_bytes_per_param=4,
-        optimizer_bytes_per_param=8)
+        optimizer_state_bytes_per_param=8)
 
 
 def test_mixed_precision_adam_allocates_16_bytes_per_parameter():
@@ -208,25 +208,25 @@ def test_ring_allreduce_tends_to_twice_the_message():
 
 
 def test_tensor_parallel_traffic_is_four_allreduces_of_the_hidden_state():
-    v = par.tensor_parallel_comm_bytes_per_layer(tokens=1024, d_model=2048, tp=4)
+    v = par.tensor_parallel_comm_bytes_per_layer(n_tokens=1024, d_model=2048, tp=4)
     assert v == 4 * par.ring_allreduce_bytes_per_rank(1024 * 2048 * 2.0, 4)
-    assert par.tensor_parallel_comm_bytes_per_layer(tokens=1024, d_model=2048, tp=1) == 0
+    assert par.tensor_parallel_comm_bytes_per_layer(n_tokens=1024, d_model=2048, tp=1) == 0
 
 
 def test_pipeline_and_expert_traffic():
-    assert par.pipeline_p2p_bytes_per_rank(tokens=10, d_model=8, n_microbatches=3,
+    assert par.pipeline_p2p_bytes_per_rank(n_tokens=10, d_model=8, n_microbatches=3,
                                            bytes_per_element=2) == 2 * 3 * 10 * 8 * 2
-    assert par.expert_alltoall_bytes_per_layer(tokens=100, d_model=8, ep=1) == 0
-    two = par.expert_alltoall_bytes_per_layer(tokens=100, d_model=8, ep=2)
-    assert par.expert_alltoall_bytes_per_layer(tokens=100, d_model=8, ep=2, top_k=2) == 2 * two
+    assert par.expert_alltoall_bytes_per_layer(n_tokens=100, d_model=8, ep=1) == 0
+    two = par.expert_alltoall_bytes_per_layer(n_tokens=100, d_model=8, ep=2)
+    assert par.expert_alltoall_bytes_per_layer(n_tokens=100, d_model=8, ep=2, top_k=2) == 2 * two
 
 
 # --- mixture of experts: capacity, drops, balance --------------------------------------------
 
 def test_capacity_is_tokens_per_expert_times_the_factor():
-    assert par.expert_capacity_tokens(tokens=1024, n_experts=8) == 128
-    assert par.expert_capacity_tokens(tokens=1024, n_experts=8, capacity_factor=1.25) == 160
-    assert par.expert_capacity_tokens(tokens=1024, n_experts=8, top_k=2) == 256
+    assert par.expert_capacity_tokens(n_tokens=1024, n_experts=8) == 128
+    assert par.expert_capacity_tokens(n_tokens=1024, n_experts=8, capacity_factor=1.25) == 160
+    assert par.expert_capacity_tokens(n_tokens=1024, n_experts=8, top_k=2) == 256
 
 
 def test_dropped_tokens_counts_the_overflow():
@@ -240,18 +240,18 @@ def test_expected_drops_match_monte_carlo_routing(cf):
     """Route 4096 tokens uniformly to 64 experts, many times; count the overflow."""
     t, e = 4096, 64
     rng = np.random.default_rng(0)
-    cap = par.expert_capacity_tokens(tokens=t, n_experts=e, capacity_factor=cf)
+    cap = par.expert_capacity_tokens(n_tokens=t, n_experts=e, capacity_factor=cf)
     loads = rng.multinomial(t, [1 / e] * e, size=4000)
     sim = np.maximum(loads - cap, 0).sum(axis=1).mean() / t
-    model = par.expected_dropped_fraction_uniform(tokens=t, n_experts=e, capacity_factor=cf)
+    model = par.expected_dropped_fraction_uniform(n_tokens=t, n_experts=e, capacity_factor=cf)
     assert model == pytest.approx(sim, rel=0.03, abs=1e-5)
 
 
 def test_expected_drops_limits():
-    assert par.expected_dropped_fraction_uniform(tokens=100, n_experts=1) == 0.0
-    assert par.expected_dropped_fraction_uniform(tokens=64, n_experts=8, capacity_factor=8) \
+    assert par.expected_dropped_fraction_uniform(n_tokens=100, n_experts=1) == 0.0
+    assert par.expected_dropped_fraction_uniform(n_tokens=64, n_experts=8, capacity_factor=8) \
         == 0.0
-    more = [par.expected_dropped_fraction_uniform(tokens=4096, n_experts=64, capacity_factor=c)
+    more = [par.expected_dropped_fraction_uniform(n_tokens=4096, n_experts=64, capacity_factor=c)
             for c in (1.0, 1.25, 1.5, 2.0)]
     assert all(a > b for a, b in zip(more, more[1:]))
 
@@ -298,13 +298,13 @@ def test_rank_coordinates_are_a_bijection(dp, tp, pp):
     (lambda: par.pipeline_bubble_fraction(pp=4, n_microbatches=0), "n_microbatches"),
     (lambda: par.pipeline_bubble_ratio(pp=4, n_microbatches=4, chunks=0), "chunks"),
     (lambda: par.ring_allreduce_bytes_per_rank(math.nan, 4), "message_bytes"),
-    (lambda: par.data_parallel_comm_bytes_per_rank(1e9, dp=4, bytes_per_param=0),
-     "bytes_per_param"),
-    (lambda: par.tensor_parallel_comm_bytes_per_layer(tokens=1, d_model=1, tp=0), "tp"),
-    (lambda: par.pipeline_p2p_bytes_per_rank(tokens=1, d_model=1, n_microbatches=0),
+    (lambda: par.data_parallel_comm_bytes_per_rank(1e9, dp=4, bytes_per_element=0),
+     "bytes_per_element"),
+    (lambda: par.tensor_parallel_comm_bytes_per_layer(n_tokens=1, d_model=1, tp=0), "tp"),
+    (lambda: par.pipeline_p2p_bytes_per_rank(n_tokens=1, d_model=1, n_microbatches=0),
      "n_microbatches"),
-    (lambda: par.expert_alltoall_bytes_per_layer(tokens=1, d_model=1, ep=1, top_k=0), "top_k"),
-    (lambda: par.expert_capacity_tokens(tokens=8, n_experts=2, capacity_factor=0),
+    (lambda: par.expert_alltoall_bytes_per_layer(n_tokens=1, d_model=1, ep=1, top_k=0), "top_k"),
+    (lambda: par.expert_capacity_tokens(n_tokens=8, n_experts=2, capacity_factor=0),
      "capacity_factor"),
     (lambda: par.dropped_tokens([1.5, 2], 1), "expert_loads"),
     (lambda: par.dropped_tokens([1, -2], 1), "expert_loads"),

@@ -85,23 +85,23 @@ def test_per_token_flop_approaches_kaplan_average_for_long_prompts():
 @settings(max_examples=100, deadline=None)
 @given(t=st.integers(1, 100_000), d_in=st.integers(1, 20_000), d_out=st.integers(1, 20_000))
 def test_intensity_limits(t, d_in, d_out):
-    i = tm.matmul_intensity_flop_per_byte(tokens=t, d_in=d_in, d_out=d_out, bytes_per_element=2.0)
+    i = tm.matmul_intensity_flop_per_byte(n_tokens=t, d_in=d_in, d_out=d_out, bytes_per_element=2.0)
     # never above 2 min(T, d_in, d_out) / b_elem: each matrix is read at least once
     assert 0 < i <= min(t, d_in, d_out) * (1 + 1e-12)
-    i2 = tm.matmul_intensity_flop_per_byte(tokens=t + 1, d_in=d_in, d_out=d_out,
+    i2 = tm.matmul_intensity_flop_per_byte(n_tokens=t + 1, d_in=d_in, d_out=d_out,
                                            bytes_per_element=2.0)
     assert i2 > i  # more tokens in flight: more reuse of each weight byte
 
 
 def test_weight_intensity_tends_to_2T_over_bytes():
     for t in (1, 4, 16):
-        i = tm.forward_intensity_flop_per_byte(tm.LLAMA3_70B, tokens=t, bytes_per_element=1.0)
+        i = tm.forward_intensity_flop_per_byte(tm.LLAMA3_70B, n_tokens=t, bytes_per_element=1.0)
         assert i == pytest.approx(2 * t, rel=0.01)
 
 
 def test_training_state_is_16_bytes_per_parameter_by_default():
     assert tm.training_state_bytes(1.0) == 16.0
-    assert tm.training_state_bytes(10.0, optimizer_bytes_per_param=0.0) == 80.0
+    assert tm.training_state_bytes(10.0, moment_bytes_per_param=0.0) == 80.0
 
 
 # --- independent oracles: the PyTorch decoder ------------------------------------------
@@ -178,7 +178,7 @@ def test_matmul_intensity_matches_counted_flop_and_bytes():
         y = layer(x)
     moved = layer.weight.nbytes + x.nbytes + y.nbytes
     assert counter.get_total_flops() / moved == pytest.approx(
-        tm.matmul_intensity_flop_per_byte(tokens=10, d_in=256, d_out=384, bytes_per_element=2.0))
+        tm.matmul_intensity_flop_per_byte(n_tokens=10, d_in=256, d_out=384, bytes_per_element=2.0))
 
 
 # --- published numbers ------------------------------------------------------------------
@@ -238,8 +238,8 @@ def test_tpu_v5e_critical_batch_of_the_scaling_book():
     are compute-bound above about 240 tokens."""
     ridge = 1.97e14 / 8.2e11
     big = dict(d_in=16384, d_out=16384, bytes_per_element=2.0)
-    assert tm.matmul_intensity_flop_per_byte(tokens=230, **big) < ridge
-    assert tm.matmul_intensity_flop_per_byte(tokens=260, **big) > ridge
+    assert tm.matmul_intensity_flop_per_byte(n_tokens=230, **big) < ridge
+    assert tm.matmul_intensity_flop_per_byte(n_tokens=260, **big) > ridge
 
 
 # --- errors -----------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def test_errors_name_the_argument():
         tm.training_flop(float("nan"), 1e9)
     with pytest.raises(ValueError, match="context_len must be an integer >= 1"):
         tm.forward_flop_per_token(TINY, 0)
-    with pytest.raises(ValueError, match="tokens must be an integer >= 1"):
-        tm.matmul_intensity_flop_per_byte(tokens=0, d_in=4, d_out=4, bytes_per_element=2.0)
+    with pytest.raises(ValueError, match="n_tokens must be an integer >= 1"):
+        tm.matmul_intensity_flop_per_byte(n_tokens=0, d_in=4, d_out=4, bytes_per_element=2.0)
     with pytest.raises(ValueError, match="kv_bytes_per_element"):
         tm.decode_attention_intensity_flop_per_byte(TINY, kv_bytes_per_element=-1)

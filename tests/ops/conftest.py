@@ -5,13 +5,12 @@ torch's own DeprecationWarning (torch.jit.script_method, torch 2.13) silenced, o
 """
 
 import os
-from pathlib import Path
 
 import pytest
 
 import helpers.compilers  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 @pytest.fixture(scope="session", autouse=True)

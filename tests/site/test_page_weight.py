@@ -9,14 +9,13 @@ The static estimate is checked against what Chromium actually fetches for a less
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from helpers import book_weight as bw
 from helpers.book import toc_entries
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 PAGES = [f"{e}.html" for e in toc_entries(ROOT)]
 HEAVY = "chapters/performance-models.html"  # widgets, MathJax, animations and figures
 

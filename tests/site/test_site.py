@@ -16,7 +16,7 @@ import pytest
 
 from helpers.book import toc_entries
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 PAGES = [str(Path(e).with_suffix(".html")) for e in toc_entries(ROOT)]
 
 

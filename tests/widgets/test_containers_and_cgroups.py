@@ -26,6 +26,6 @@ def test_explorer_builds_and_redraws():
 
 def test_draw_reports_the_models_wall_time():
     fig = cw.draw_throttle(32, 2.0, 500.0, cores=64, period_s=0.1)
-    t = cgm.throttled_wall_s(cpu_work_s=0.5, threads=32, cores=64, quota_s=0.2, period_s=0.1)
+    t = cgm.throttled_wall_s(cpu_work_s=0.5, n_threads=32, n_cores=64, quota_s=0.2, period_s=0.1)
     assert f"{t / units.ms:.3g} ms" in fig.axes[0].get_title()
     plt.close(fig)

@@ -26,7 +26,7 @@ def test_explorer_starts_at_the_published_values_and_redraws():
 def test_draw_peak_reports_the_model_and_the_datasheet():
     fig = gw.draw_peak("H200 SXM", "bf16", 132, 1830.0)
     h = specs.H200_SXM
-    expected = gpu_peaks.peak_flop_per_s(132, 2048, 1830e6)
+    expected = gpu_peaks.sm_peak_flop_per_s(132, 2048, 1830e6)
     assert units.fmt_rate(expected, "FLOP/s") in fig.axes[0].get_title()
     labels = [ln.get_label() for ln in fig.axes[0].get_lines()]
     assert any(units.fmt_rate(h.peak_flop_per_s("bf16"), "FLOP/s") in lab for lab in labels)

@@ -8,6 +8,10 @@ Device-facing code lives here, apart from the pure models in :mod:`helpers.model
 * :func:`pick`, :func:`size_tier`, :func:`has_cuda` choose problem sizes (:mod:`.sizes`);
 * :class:`ToyStream` and :class:`ToyEvent` show asynchronous execution on a CPU
   (:mod:`.toy_stream`).
+
+Used by many pages, among them: appendix/status.md, chapters/cuda-execution.md,
+chapters/custom-operators.md, chapters/fusion-and-attention.md, chapters/gemm.md,
+chapters/gpu-architecture.md.
 """
 
 from .env import environment

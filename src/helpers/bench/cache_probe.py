@@ -25,6 +25,8 @@ References
 Drepper, U. (2007), "What every programmer should know about memory", section 3.3 (the
 random pointer chase and its working-set curve). Bryant and O'Hallaron (2015), section 6.6
 (the memory mountain).
+
+Used by: foundations/memory-hierarchy.md, foundations/start-here.md.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ understands both cgroup versions:
 
 Every reader returns ``None`` for what it cannot find rather than guessing, and records the
 file it read. Introduced in {ref}`sec-containers-and-cgroups`.
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ line is often the nominal (base or TSC) clock and turbo clocks are invisible, an
 in ``/proc/cpuinfo`` says how many FMA units a core has. Pages therefore report the FMA issue
 rate that a measurement *implies* rather than claim a peak. Introduced in
 {ref}`sec-gpu-architecture`.
+
+Used by: chapters/gpu-architecture.md, foundations/cpu-architecture.md,
+foundations/simd-vectorization.md.
 """
 
 from __future__ import annotations

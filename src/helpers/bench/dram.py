@@ -8,6 +8,8 @@
   fit in any cache is the extra latency of a load served from far away;
 * :func:`numa_nodes`: the nodes, their CPUs, memory and distances, as
   ``/sys/devices/system/node`` reports them (empty where the directory is absent).
+
+Used by: foundations/dram-and-numa.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ name, driver, CUDA runtime and, where ``nvidia-smi`` answers, the clocks and pow
 >>> env = environment("cpu")
 >>> env["device"], env["usable_cores"] >= 1, "perf_counter" in env["clock"]
 ('cpu', True, True)
+
+Used by many pages, among them: appendix/status.md, chapters/gemm.md,
+chapters/gpu-architecture.md, chapters/measurement.md, chapters/memory-optimization.md,
+chapters/performance-models.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ memory and writing its output back; :func:`fused_softmax` is ``torch.softmax``, 
 >>> x = torch.randn(4, 10)
 >>> bool(torch.allclose(unfused_softmax(x), fused_softmax(x), atol=1e-6))
 True
+
+Used by: chapters/fusion-and-attention.md.
 """
 
 from __future__ import annotations

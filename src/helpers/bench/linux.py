@@ -13,6 +13,8 @@
 
 Every probe that changes a limit or runs a loop does it in a child process, so the caller (a
 notebook) is left as it was. Linux only: elsewhere the probes raise ``RuntimeError``.
+
+Used by: foundations/linux-for-inference.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ throughput). Nothing leaves the machine, so this works without a network.
 Loopback shows the costs of the kernel's TCP stack and of the system calls, but no wire: no
 serialisation delay of a network card, no propagation delay, no switches, no loss and no
 congestion. Introduced in {ref}`sec-networking`.
+
+Used by: foundations/networking.md.
 """
 
 from __future__ import annotations

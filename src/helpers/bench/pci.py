@@ -12,6 +12,8 @@
   through a small buffer, chunk by chunk, as a driver without GPUDirect does.
 
 Introduced in {ref}`sec-pcie-and-interconnects`.
+
+Used by: foundations/pcie-and-interconnects.md.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ References
 ----------
 McCalpin, J. D. (1995), "Memory bandwidth and machine balance in current high performance
 computers", IEEE TCCA Newsletter: the STREAM kernels and their byte-counting convention.
+
+Used by: chapters/gemm.md, chapters/gpu-architecture.md, chapters/memory-optimization.md,
+chapters/performance-models.md, foundations/cpu-architecture.md, foundations/start-here.md.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ two measurements into one boolean, which the page uses to pick the sentence it g
   p20-p80 band, do not overlap; without them, a relative margin).
 
 Introduced in {ref}`sec-dram-and-numa`; used by the probe pages of the foundations.
+
+Used by many pages, among them: chapters/gemm.md, chapters/inference-metrics.md,
+foundations/containers-and-cgroups.md, foundations/dram-and-numa.md,
+foundations/memory-hierarchy.md, foundations/networking.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ against ``np.cumsum``, the sequential loop.
 [0, 3, 4, 11, 11, 15, 16, 22]
 >>> hillis_steele_scan(np.array([3, 1, 7, 0])).tolist()
 [3, 4, 11, 11]
+
+Used by: chapters/reduction-scan-histogram.md.
 """
 
 from __future__ import annotations

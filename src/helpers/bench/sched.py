@@ -10,6 +10,8 @@ CPU each of too many busy processes gets.
 
 Processes, not threads, make the load: Python threads would queue on the interpreter lock and
 measure it instead of the scheduler. Introduced in {ref}`sec-os-scheduling`.
+
+Used by: foundations/os-scheduling.md.
 """
 
 from __future__ import annotations

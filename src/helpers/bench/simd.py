@@ -4,6 +4,8 @@
 element per interpreted iteration), as one NumPy call (compiled, vectorised loops in BLAS), or
 as one PyTorch call, each checked against a float64 reference before it is timed.
 :func:`numpy_simd_features` lists the SIMD extensions NumPy detected at run time.
+
+Used by: foundations/simd-vectorization.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ cache; :func:`cold_read_times_s` evicts before every repetition and times each w
 monotonic clock, and reports every sample, as the book's timing rules ask.
 
 Introduced in {ref}`sec-storage-and-model-loading`.
+
+Used by: foundations/storage-and-model-loading.md, foundations/syscalls-and-profiling.md.
 """
 
 from __future__ import annotations

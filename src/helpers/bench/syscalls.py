@@ -12,6 +12,8 @@
   whose true split between two functions is known.
 
 Introduced in {ref}`sec-syscalls-and-profiling`.
+
+Used by: foundations/syscalls-and-profiling.md.
 """
 
 from __future__ import annotations

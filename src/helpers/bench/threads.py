@@ -9,6 +9,8 @@
   both pinned to one CPU (every round trip is two context switches) or left to the scheduler;
 * :func:`gil_scaling`: the time of a fixed amount of work done by one thread and split over
   several, for pure-Python work (which holds the GIL) and for NumPy work (which releases it).
+
+Used by: foundations/threads-and-processes.md.
 """
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ repetitions sized by time, the median with the 20th and 80th percentiles) and th
 >>> r = bench(lambda: sum(range(1000)), warmup_s=0.001, budget_s=0.01, env=False)
 >>> r.timer, r.n_reps >= 5, r.median_s > 0
 ('perf_counter', True, True)
+
+Used by many pages, among them: chapters/custom-operators.md, chapters/gemm.md,
+chapters/measurement.md, chapters/memory-optimization.md, chapters/numerics-and-transformers.md,
+chapters/reduction-scan-histogram.md.
 """
 
 from __future__ import annotations

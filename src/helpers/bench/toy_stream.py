@@ -31,6 +31,8 @@ Introduced in {ref}`sec-measurement`.
 ...     end.synchronize()
 ...     start.elapsed_time(end) >= 20.0       # milliseconds; a sleep never undersleeps
 True
+
+Used by: chapters/cuda-execution.md, chapters/measurement.md.
 """
 
 from __future__ import annotations

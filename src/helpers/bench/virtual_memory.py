@@ -6,6 +6,8 @@
 * :func:`first_touch`: the time and the fault count of writing one byte in every page of fresh
   anonymous memory, optionally with a huge-page hint (``madvise(MADV_HUGEPAGE)``), timed with
   :func:`helpers.bench.bench`; :func:`retouch`: the same writes to memory already mapped.
+
+Used by: foundations/virtual-memory.md.
 """
 
 from __future__ import annotations

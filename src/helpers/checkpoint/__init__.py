@@ -4,6 +4,8 @@
   :class:`~helpers.checkpoint.store.CheckpointStore` (a directory of checkpoints with a
   checksummed manifest, keeping the last K) and the capture and restore of every random
   number generator a training step uses.
+
+Library only: no page imports it.
 """
 
 from .store import (CheckpointStore, atomic_write_bytes, capture_rng_state, fsync_dir,

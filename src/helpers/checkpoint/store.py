@@ -47,6 +47,8 @@ of numpy's generator state besides torch's own list (:data:`SAFE_NUMPY_GLOBALS`)
 >>> step, state = store.load_latest()
 >>> step, state["w"].tolist()
 (5, [0.0, 1.0, 2.0])
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Lesson 12 (:ref:`sec-ml-compilers`) runs the compiler for real on a CPU (TorchInductor writes
 C++ and builds it with the machine's C compiler) and reads what each stage produced, with the
 functions of :mod:`.inspect`.
+
+Used by: chapters/custom-operators.md, chapters/ml-compilers.md.
 """
 
 from .inspect import (Compilation, CompileTiming, Explained, GeneratedCode, aten_graph, explain,

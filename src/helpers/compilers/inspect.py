@@ -19,6 +19,8 @@ Every function calls ``torch._dynamo.reset()`` first (not after: Dynamo's caches
 weak references to what it compiled), so results do not depend on what was
 compiled before in the process. Inductor's on-disk cache (``TORCHINDUCTOR_CACHE_DIR``) may
 still make a second compilation of the same graph faster than the first.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

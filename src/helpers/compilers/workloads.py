@@ -10,6 +10,8 @@
 >>> x, w = torch.randn(4, 8), torch.randn(8)
 >>> bool(torch.allclose(rms_norm_skip(x, w), rms_norm_where(x, w)))
 True
+
+Used by: chapters/ml-compilers.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 :func:`spawn` starts ``world_size`` processes on this machine, joins them into one
 ``torch.distributed`` process group (gloo on CPUs, NCCL with one GPU per rank), runs a function
 in each and returns what every rank returned. Taught in {ref}`sec-collectives`.
+
+Library only: no page imports it.
 """
 
 from .launch import WorkerError, WorkerTimeout, free_port, loopback_store, spawn

@@ -1,7 +1,10 @@
 """Small functions to run under :func:`helpers.distributed.spawn` (they must live in a module
 the child processes can import): a checked all-reduce, and ranks that fail or hang on purpose,
 which the launcher's tests and the pages use; and where this process listens, which the
-launcher's tests read while a store is up."""
+launcher's tests read while a store is up.
+
+Library only: no page imports it.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ callable from a notebook:
 The environment (for example ``NCCL_NVLS_ENABLE`` on the GPU machine) is inherited unchanged.
 ``fn`` must be importable by the child, i.e. defined at module level in the helper package, not
 in a notebook cell.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import socket
 import time
 import traceback
 from datetime import timedelta
+
+from helpers.bench.sizes import forced_tier, use_tier
 
 __all__ = ["spawn", "free_port", "loopback_store", "WorkerError", "WorkerTimeout", "BACKENDS",
            "STORE_HOST"]
@@ -85,7 +89,8 @@ def loopback_store(rank: int, world_size: int, port: int, timeout_s: float = 300
                          master_listen_fd=sock.detach())
 
 
-def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_s, threads):
+def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_s, threads,
+            tier=None):
     os.environ.update(MASTER_ADDR=STORE_HOST, MASTER_PORT=str(port), RANK=str(rank),
                       LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))
     import torch
@@ -101,7 +106,8 @@ def _worker(rank, world_size, backend, port, fn, args, kwargs, results, timeout_
         store = loopback_store(rank, world_size, port, timeout_s)
         dist.init_process_group(backend, store=store, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=timeout_s), **extra)
-        out = fn(rank, world_size, *args, **kwargs)
+        with use_tier(tier):   # the parent's --size, which a fresh interpreter cannot see
+            out = fn(rank, world_size, *args, **kwargs)
         results.put((rank, "ok", out))
     except BaseException as exc:  # report everything, including KeyboardInterrupt
         results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
@@ -179,7 +185,7 @@ def spawn(fn, world_size: int, backend: str = "gloo", args: tuple = (), kwargs: 
     port = free_port()
     procs = [ctx.Process(target=_worker, name=f"rank{r}", daemon=True,
                          args=(r, world_size, backend, port, fn, tuple(args), dict(kwargs or {}),
-                               results, float(timeout_s), threads_per_rank))
+                               results, float(timeout_s), threads_per_rank, forced_tier()))
              for r in range(world_size)]
     out: dict[int, object] = {}
     dead_since: dict[int, float] = {}

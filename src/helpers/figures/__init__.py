@@ -1,4 +1,9 @@
-"""Figures: the SVG writer (animations, structure diagrams) and the matplotlib style."""
+"""Figures: the SVG writer (animations, structure diagrams) and the matplotlib style.
+
+Used by many pages, among them: appendix/control-ownership.md, chapters/collectives.md,
+chapters/cuda-execution.md, chapters/custom-operators.md, chapters/distributed-analysis.md,
+chapters/fault-tolerance.md.
+"""
 
 from .svg import Canvas, Figure, PALETTE
 from .style import book_style, new_figure, COLORS

@@ -3,6 +3,8 @@
 Both are generated from :mod:`helpers.book_map` (its YAML data and ``_toc.yml``). Written pages
 are links (``<a href>`` to the built page, relative to the map page); planned pages are drawn
 dashed and marked "(to come)".
+
+Used by: map.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ and of its lab ({ref}`sec-lab-collectives`).
   :func:`busbw_figure`: their bus bandwidth against size.
 * :func:`batching_figure`: per-call time of one call per interval against a batch of calls per
   interval (and the host enqueue time and a CUDA-graph replay where measured).
+
+Used by: chapters/collectives.md, labs/collectives.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
   with the model.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def throttle_schedule(*, cpu_work_s: float, threads: int, cores: int, quota_s: f
     """Step function of CPUs in use over time under the quota: (times_s, cpus), where
     ``cpus[i]`` holds from ``times_s[i]`` to ``times_s[i + 1]``. It ends when the work is
     done, at :func:`~helpers.models.cgroups.throttled_wall_s`."""
-    total = cgm.throttled_wall_s(cpu_work_s=cpu_work_s, threads=threads, cores=cores,
+    total = cgm.throttled_wall_s(cpu_work_s=cpu_work_s, n_threads=threads, n_cores=cores,
                                  quota_s=quota_s, period_s=period_s)
     p = min(int(threads), int(cores))
     if quota_s == math.inf or p * period_s <= quota_s:
@@ -147,7 +149,7 @@ def throttle_timeline_figure(*, cpu_work_s: float, threads: int, cores: int, quo
     fig, ax = new_figure(height_in=3.0) if ax is None else (ax.figure, ax)
     t, cpus = throttle_schedule(cpu_work_s=cpu_work_s, threads=threads, cores=cores,
                                 quota_s=quota_s, period_s=period_s)
-    total = cgm.throttled_wall_s(cpu_work_s=cpu_work_s, threads=threads, cores=cores,
+    total = cgm.throttled_wall_s(cpu_work_s=cpu_work_s, n_threads=threads, n_cores=cores,
                                  quota_s=quota_s, period_s=period_s)
     edges = np.append(t, total)
     ax.stairs(cpus, edges / units.ms, fill=True, color=COLORS["host"], alpha=0.75,

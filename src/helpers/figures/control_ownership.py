@@ -3,6 +3,8 @@
 Generated from :mod:`helpers.book_controls` (``book_controls.yml``). Each setting is a chip that
 links to its layer's section of the appendix page; beside each layer, who may change its settings
 and how far one change reaches.
+
+Used by: appendix/control-ownership.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@
   measured matrix product.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/cpu-architecture.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@
 
 Every number drawn is computed from the arguments (the SM limits of :mod:`helpers.specs` and
 the model :mod:`helpers.models.occupancy`); none is typed here.
+
+Used by: chapters/cuda-execution.md.
 """
 
 from __future__ import annotations

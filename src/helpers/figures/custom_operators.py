@@ -4,6 +4,8 @@
   intermediate written to memory and read back: five passes) and as one fused kernel (three).
 * :func:`structure_diagram`: the authoring levels, from PyTorch operations to CUDA C++, and the
   registrations that make a kernel a PyTorch operator (schema, fake, autograd, device kernels).
+
+Used by: chapters/custom-operators.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 * :func:`timeline_figure`: a measured, aligned timeline (compute and communication lanes per
   rank) from :func:`helpers.labs.data_parallel.timeline_of`;
 * :func:`step_bars_figure`: model vs measured step and exposed communication per configuration.
+
+Used by: chapters/distributed-analysis.md, labs/data-parallel.md.
 """
 
 from __future__ import annotations

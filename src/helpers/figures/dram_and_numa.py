@@ -8,6 +8,8 @@
   fraction, for the ratios passed in.
 
 Every number drawn comes from the arguments or from :mod:`helpers.models.dram`.
+
+Used by: foundations/dram-and-numa.md.
 """
 
 from __future__ import annotations

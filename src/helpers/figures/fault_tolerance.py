@@ -5,6 +5,8 @@
   interval and the goodput, and the path of one checkpoint that survives a kill;
 * :func:`goodput_figure`: goodput against the checkpoint interval, Daly's complete model beside
   the first-order one, with Young's and Daly's optima.
+
+Used by: chapters/fault-tolerance.md, labs/checkpointing.md.
 """
 
 from __future__ import annotations

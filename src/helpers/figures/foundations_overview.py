@@ -4,6 +4,8 @@
 inference request's bytes, from storage to the GPU and back over the network, grouped by the
 part of the machine they explain. Pages already written are drawn solid; pages still to come
 are dashed.
+
+Used by: foundations/overview.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@
 * :func:`traffic_figure`: HBM bytes of standard attention and FlashAttention against sequence
   length, for a head dimension and an on-chip memory size (the page's explorer);
 * :func:`fusion_figure`: bytes of an unfused and a fused elementwise chain (or softmax).
+
+Used by: chapters/fusion-and-attention.md.
 """
 
 from __future__ import annotations

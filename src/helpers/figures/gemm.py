@@ -9,6 +9,8 @@
   wave model's efficiency), :func:`config_figure` (the tiling sweep against cuBLAS).
 
 Every number drawn is computed from the arguments; none is typed here.
+
+Used by: chapters/gemm.md, labs/gemm.md.
 """
 
 from __future__ import annotations

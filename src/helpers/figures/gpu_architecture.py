@@ -11,6 +11,8 @@
 
 Every number drawn is computed from the arguments (specs and :mod:`helpers.models.gpu_peaks`);
 none is typed here.
+
+Used by: chapters/gpu-architecture.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 * :func:`memory_budget_figure`: the GPU's memory as a stacked bar (weights, reserve, the KV cache
   of each request that fits, what is left);
 * :func:`token_timeline_figure`: a measured stream: tokens against time, TTFT and the gaps.
+
+Used by: chapters/inference-metrics.md.
 """
 
 from __future__ import annotations

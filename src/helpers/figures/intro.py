@@ -1,4 +1,7 @@
-"""Figures of the front matter: one prompt's path through the systems of a model service."""
+"""Figures of the front matter: one prompt's path through the systems of a model service.
+
+Used by: intro.md.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@
 * :func:`structure_diagram`: the three implementations the lab times and what each moves
   through HBM;
 * :func:`rate_figure`: FLOP/s of each implementation against sequence length.
+
+Used by: labs/attention.md.
 """
 
 from __future__ import annotations

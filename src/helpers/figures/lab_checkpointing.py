@@ -7,6 +7,8 @@
   curve and the spread of simulated runs (:func:`helpers.figures.fault_tolerance.goodput_figure`).
 
 The lab's opening animation and structure diagram are those of {ref}`sec-fault-tolerance`.
+
+Used by: labs/checkpointing.md.
 """
 
 from __future__ import annotations

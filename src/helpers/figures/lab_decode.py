@@ -4,6 +4,8 @@
   batch, every sequence's KV cache streams on its own, and one token per sequence comes out;
 * :func:`structure_diagram`: what the runner builds, checks, times and compares;
 * :func:`rate_figure`: tokens per second against batch size, measured and modelled, on log axes.
+
+Used by: labs/decode.md.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
   kernels, measured and fitted) and :func:`size_figure` (per-kernel time against kernel size).
 
 Every number drawn is computed from the arguments; none is typed here.
+
+Used by: labs/launch-overhead.md.
 """
 
 from __future__ import annotations

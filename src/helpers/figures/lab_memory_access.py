@@ -6,6 +6,8 @@
 * :func:`structure_diagram`: the lab's three measurements, each with its model, and the grader;
 * :func:`stride_figure`: useful bandwidth against stride, measured and predicted;
 * :func:`transpose_figure`: the transposes and a copy, as a fraction of a bandwidth.
+
+Used by: labs/memory-access.md.
 """
 
 from __future__ import annotations

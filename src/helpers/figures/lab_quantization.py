@@ -6,6 +6,8 @@
   is compared with;
 * :func:`error_figure`: per-layer RMS weight error of each scheme against the rounding model;
 * :func:`speed_figure`: time of the decode matmul per path against the bandwidth bound.
+
+Used by: labs/quantization.md.
 """
 
 from __future__ import annotations

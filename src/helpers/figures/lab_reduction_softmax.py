@@ -5,6 +5,8 @@
 * :func:`structure_diagram`: the lab's measurements, the bound each is held to, and the grader;
 * :func:`bandwidth_figure`: achieved bytes/s of each operation against the row length, one
   panel per storage type, with the measured copy and the datasheet bandwidth as lines.
+
+Used by: labs/reduction-softmax.md.
 """
 
 from __future__ import annotations

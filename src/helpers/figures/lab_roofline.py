@@ -9,6 +9,8 @@
   one panel per machine) and :func:`sweep_error_figure` (model error per sweep point).
 
 Every number drawn is computed from the arguments; none is typed here.
+
+Used by: labs/roofline.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 
 The lab's opening animation and structure diagram are those of {ref}`sec-measurement`
 (:mod:`helpers.figures.measurement`), whose mechanism this lab measures on a GPU.
+
+Used by: labs/timing.md.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@
 * :func:`utilization_figure` (matplotlib): CPU demanded against CPU granted, read from ``/proc``.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/linux-for-inference.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
 
 Every number drawn is computed from the arguments (measurements or model outputs); none is
 typed here.
+
+Used by: chapters/measurement.md, labs/timing.md.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
 * :func:`line_probe_figure` (matplotlib): time per step against the offset of the second load.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/memory-hierarchy.md.
 """
 
 from __future__ import annotations

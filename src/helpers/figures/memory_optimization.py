@@ -10,6 +10,8 @@
 
 Every number drawn is computed from the arguments through :mod:`helpers.models.memory_access`;
 none is typed here.
+
+Used by: chapters/memory-optimization.md.
 """
 
 from __future__ import annotations

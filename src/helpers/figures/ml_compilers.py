@@ -6,6 +6,8 @@
 * :func:`structure_diagram`: the stages of ``torch.compile`` with the representation each
   stage hands on (bytecode, FX graph, ATen graph, loop-level IR, C++ or Triton source), the
   guards, and a graph break splitting a function into two graphs with Python between them.
+
+Used by: chapters/ml-compilers.md.
 """
 
 from __future__ import annotations

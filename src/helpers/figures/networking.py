@@ -7,6 +7,8 @@
   the fitted latency-bandwidth line.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/networking.md.
 """
 
 from __future__ import annotations

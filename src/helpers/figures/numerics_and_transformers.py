@@ -3,6 +3,8 @@ diagrams (a decoder block with its weight shapes; the bit layouts of the formats
 
 Every number drawn comes from :mod:`helpers.models.numerics`,
 :mod:`helpers.models.transformer` or :mod:`helpers.specs`.
+
+Used by: chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations
@@ -241,7 +243,7 @@ def intensity_figure(cfg: tm.TransformerConfig = tm.LLAMA3_8B, *, gpus=(specs.H1
     """Weight arithmetic intensity against tokens in flight, with the GPUs' ridge points."""
     fig, ax = new_figure(width_in=7.2, height_in=3.8)
     tokens = np.unique(np.logspace(0, 4.3, 200).astype(int))
-    inten = [tm.forward_intensity_flop_per_byte(cfg, tokens=int(t), bytes_per_element=2.0)
+    inten = [tm.forward_intensity_flop_per_byte(cfg, n_tokens=int(t), bytes_per_element=2.0)
              for t in tokens]
     ax.loglog(tokens, inten, color=COLORS["memory"], label=f"{cfg.name} weights, bf16")
     attn = tm.decode_attention_intensity_flop_per_byte(cfg, kv_bytes_per_element=2.0)
@@ -252,12 +254,12 @@ def intensity_figure(cfg: tm.TransformerConfig = tm.LLAMA3_8B, *, gpus=(specs.H1
         ax.axhline(ridge, color=COLORS["compute"], ls=ls, lw=1.5,
                    label=f"{g.name} ridge, bf16 ({ridge:.0f} FLOP/B)")
     for b in decode_batches:
-        i = tm.forward_intensity_flop_per_byte(cfg, tokens=b, bytes_per_element=2.0)
+        i = tm.forward_intensity_flop_per_byte(cfg, n_tokens=b, bytes_per_element=2.0)
         ax.plot([b], [i], "o", color=COLORS["queue"])
         ax.annotate(f"decode, batch {b}", (b, i), textcoords="offset points", xytext=(6, -12),
                     fontsize=9)
     for t in prefill_tokens:
-        i = tm.forward_intensity_flop_per_byte(cfg, tokens=t, bytes_per_element=2.0)
+        i = tm.forward_intensity_flop_per_byte(cfg, n_tokens=t, bytes_per_element=2.0)
         ax.plot([t], [i], "s", color=COLORS["accent"])
         ax.annotate(f"prefill, {t} tokens", (t, i), textcoords="offset points",
                     xytext=(-40, 10), fontsize=9)

@@ -8,6 +8,8 @@
   the round-robin bound.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/os-scheduling.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
 
 Every number drawn comes from :mod:`helpers.sim.pipeline` or
 :mod:`helpers.models.parallelism`; none is typed here.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations
@@ -214,12 +216,12 @@ def zero_memory_figure(n_params: float, *, dp: int, capacity_bytes: float | None
     else:
         fig = ax.figure
     parts = [("weights (16-bit)", dict(weight_bytes_per_param=2.0, grad_bytes_per_param=0.0,
-                                       optimizer_bytes_per_param=0.0), PALETTE["memory"]),
+                                       optimizer_state_bytes_per_param=0.0), PALETTE["memory"]),
              ("gradients (16-bit)", dict(weight_bytes_per_param=0.0, grad_bytes_per_param=2.0,
-                                         optimizer_bytes_per_param=0.0), PALETTE["host"]),
+                                         optimizer_state_bytes_per_param=0.0), PALETTE["host"]),
              ("optimizer state (K = 12)", dict(weight_bytes_per_param=0.0,
                                                grad_bytes_per_param=0.0,
-                                               optimizer_bytes_per_param=12.0),
+                                               optimizer_state_bytes_per_param=12.0),
               PALETTE["compute"])]
     labels = ["DP", "ZeRO-1\n(os)", "ZeRO-2\n(os+g)", "ZeRO-3\n(os+g+p)"]
     bottoms = [0.0] * 4

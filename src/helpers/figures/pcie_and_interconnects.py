@@ -9,6 +9,8 @@
   latency-bandwidth line.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/pcie-and-interconnects.md.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
 
 Every number drawn is computed from the arguments (specs, model outputs, measurements); none
 is typed here.
+
+Used by: chapters/performance-models.md.
 """
 
 from __future__ import annotations
@@ -280,18 +282,18 @@ def queue_figure(service_time_s: float, *, simulated: Sequence[tuple[float, floa
     rho = np.linspace(0.0, rho_max, 300)
     mean = [queueing.mm1_mean_time_in_system_s(r * mu, mu) for r in rho]
     tail = [queueing.mm1_time_in_system_percentile_s(percentile, r * mu, mu) for r in rho]
-    ms = 1e3
-    ax.plot(rho, np.asarray(mean) * ms, color=COLORS["memory"], label="mean (formula)")
-    ax.plot(rho, np.asarray(tail) * ms, color=COLORS["compute"],
+    to_ms = 1.0 / units.ms
+    ax.plot(rho, np.asarray(mean) * to_ms, color=COLORS["memory"], label="mean (formula)")
+    ax.plot(rho, np.asarray(tail) * to_ms, color=COLORS["compute"],
             label=f"p{percentile:g} (formula)")
     if simulated:
         r, m, p = (np.asarray(v) for v in zip(*simulated))
-        ax.plot(r, m * ms, "o", color=COLORS["memory"], mfc="white", label="mean (simulated)")
-        ax.plot(r, p * ms, "s", color=COLORS["compute"], mfc="white",
+        ax.plot(r, m * to_ms, "o", color=COLORS["memory"], mfc="white", label="mean (simulated)")
+        ax.plot(r, p * to_ms, "s", color=COLORS["compute"], mfc="white",
                 label=f"p{percentile:g} (simulated)")
     if highlight is not None:
         ax.axvline(highlight, color=COLORS["accent"], lw=1.2, alpha=0.6)
-    ax.axhline(service_time_s * ms, color=COLORS["neutral"], lw=0.8, ls=":")
+    ax.axhline(service_time_s * to_ms, color=COLORS["neutral"], lw=0.8, ls=":")
     ax.set_yscale("log")
     ax.set_xlim(0, 1)
     ax.set_xlabel("utilization ρ = λ / μ")

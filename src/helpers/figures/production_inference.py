@@ -6,6 +6,8 @@
 * :func:`structure_diagram`: gateway, admission, queue, servers, telemetry;
 * :func:`goodput_figure`: goodput against offered load from the models (Erlang C for an
   unbounded queue, M/M/c/K with a cap), optionally with measured points (the lab's runs).
+
+Used by: chapters/production-inference.md, labs/load.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@
   timeline, host rows above device rows, idle gaps shaded and blocking calls highlighted.
 
 Every number drawn is computed from the arguments; none is typed here.
+
+Used by: chapters/profiling.md.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@
   :mod:`helpers.models.speculative` (the explorer of :mod:`helpers.widgets.quantization_speculation`
   redraws it);
 * :func:`lab_figure`: measured tokens per cycle and speedup of the lab beside the model.
+
+Used by: chapters/quantization-and-speculation.md, labs/speculative.md.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
 * :func:`contention_figure`: the hottest bin's share of a histogram's updates against a Zipf
   exponent, for one shared table and for privatized copies;
 * :func:`histogram_figure`: expected updates per bin (hottest first) and their mean.
+
+Used by: chapters/reduction-scan-histogram.md.
 """
 
 from __future__ import annotations

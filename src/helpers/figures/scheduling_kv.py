@@ -9,6 +9,8 @@
 * :func:`metrics_figure`: the lab's measured metrics beside the simulator's predictions.
 
 Every number drawn is computed from the arguments or a simulation; none is typed here.
+
+Used by: chapters/scheduling-and-kv-cache.md, labs/serving.md.
 """
 
 from __future__ import annotations

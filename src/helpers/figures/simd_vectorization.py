@@ -5,6 +5,8 @@
 * :func:`structure_diagram`: one 512-bit register cut into lanes for four element types
   (lane counts from :func:`helpers.models.simd.simd_lanes`), and the three routes from Python
   to those instructions: the interpreter, NumPy, PyTorch.
+
+Used by: foundations/simd-vectorization.md.
 """
 
 from __future__ import annotations

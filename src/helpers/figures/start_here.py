@@ -12,6 +12,8 @@
   bandwidth, with the half-bandwidth size; optional measured points.
 
 Every number drawn comes from the arguments; none is typed here.
+
+Used by: foundations/start-here.md.
 """
 
 from __future__ import annotations

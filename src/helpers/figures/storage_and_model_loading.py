@@ -8,6 +8,8 @@
   model's prediction.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/storage-and-model-loading.md.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Figures are PNG (nbval never compares PNG bytes; SVG from matplotlib carries a date and random
 ids). They have a white card background so they stay legible on the dark theme too.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Why hand-written SVG rather than matplotlib for these two kinds of figure:
 
 A :class:`Figure` displays itself as HTML in Jupyter and in the built book. Clicking an
 animated figure pauses and resumes it.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@
   size, with the model.
 
 Every number drawn comes from the arguments.
+
+Used by: foundations/syscalls-and-profiling.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 * :func:`structure_diagram`: a process (address space, page tables, open files) holding
   threads (each with its own stack and registers) that share its heap; the GIL in front of
   the interpreter; the kernel's scheduler placing threads on cores, with an affinity mask.
+
+Used by: foundations/threads-and-processes.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@
   physical blocks.
 
 The field widths drawn are computed from :mod:`helpers.models.virtual_memory`.
+
+Used by: foundations/virtual-memory.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ Triton's interpreter (``TRITON_INTERPRET=1``) before any kernel module imports T
 same kernels run, slowly but exactly, on a CPU with NumPy. Triton fixes the mode when it is
 first imported, which is why the switch lives here, at the package's entrance. Two repairs
 to the interpreter that the kernels need are applied here too (:mod:`._interpreter`).
+
+Used by many pages, among them: chapters/cuda-execution.md, chapters/custom-operators.md,
+labs/attention.md, labs/gemm.md, labs/memory-access.md, labs/quantization.md.
 """
 
 import os as _os

@@ -8,6 +8,8 @@
 * **``tl.dot`` of bf16 tiles:** the interpreter stores bf16 as raw 16-bit integers and multiplies
   those integers. The patch widens bf16 tiles to fp32 first; the product of two bf16 numbers is
   exact in fp32, so the result is what the tensor cores compute, up to the order of the sums.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ before ``triton`` is imported), which is slow: keep the sizes tiny there.
 >>> o = attention(q, k, v, causal=True, block_m=16, block_n=16)
 >>> bool(torch.allclose(o.double(), attention_reference(q, k, v, causal=True), atol=1e-4))
 True
+
+Used by: labs/attention.md.
 """
 
 from __future__ import annotations

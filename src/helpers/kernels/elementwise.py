@@ -15,6 +15,8 @@ Introduced in {ref}`sec-cuda-execution`.
 True
 >>> grid_size(1000, 256)
 4
+
+Used by: chapters/cuda-execution.md.
 """
 
 from __future__ import annotations

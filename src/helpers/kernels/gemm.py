@@ -20,6 +20,8 @@ before ``triton`` loads), which is slow: keep the sizes tiny there.
 >>> c = matmul(a, b, GemmConfig(16, 16, 16, 1, 1, 1), allow_tf32=False)
 >>> bool(torch.allclose(c.double(), a.double() @ b.double(), rtol=1e-5))
 True
+
+Used by: labs/gemm.md.
 """
 
 from __future__ import annotations

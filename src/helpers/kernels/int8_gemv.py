@@ -24,6 +24,8 @@ before ``triton`` loads): keep the sizes tiny there.
 >>> y = int8_matmul(x, q, s, Int8Config(16, 32, 1, 1))
 >>> bool(torch.allclose(y.double(), reference(x, q, s), rtol=1e-5, atol=1e-4))
 True
+
+Used by: labs/quantization.md.
 """
 
 from __future__ import annotations

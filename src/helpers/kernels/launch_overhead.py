@@ -9,6 +9,8 @@ occupancy calculation (lesson 05).
 On a machine without a usable CUDA GPU, Triton runs through its interpreter (set before
 ``triton`` is imported); the interpreter compiles nothing, so :func:`compiled_info` returns
 ``None`` there.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

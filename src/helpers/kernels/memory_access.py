@@ -17,6 +17,8 @@ the interpreter even when something imported Triton before this module did.
 
 The launch wrappers (:func:`strided_sum`, :func:`transpose_naive`, :func:`transpose_tiled`)
 take and return torch tensors on the tensors' own device.
+
+Used by: labs/memory-access.md.
 """
 
 from __future__ import annotations

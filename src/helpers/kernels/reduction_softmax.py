@@ -28,6 +28,8 @@ through Triton's interpreter on the CPU, slowly: keep sizes tiny there. As in
 True
 >>> bool(torch.allclose(row_sum(x), x.sum(dim=-1), rtol=1e-5, atol=1e-5))
 True
+
+Used by: labs/reduction-softmax.md.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ imported), which is slow: keep the sizes tiny there.
 >>> y = fma_sweep(x, 4)
 >>> bool(torch.allclose(y.double(), fma_reference(x.double(), 4), rtol=1e-5))
 True
+
+Used by: labs/roofline.md.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ kernels is :mod:`helpers.ops.swiglu`.
 >>> a, b = torch.randn(1000), torch.randn(1000)
 >>> bool(torch.allclose(swiglu_fwd(a, b), torch.nn.functional.silu(a) * b, atol=1e-6))
 True
+
+Used by: chapters/custom-operators.md.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from helpers import book
 from helpers.bench.env import environment
-from helpers.bench.sizes import SIZE_ENV, has_cuda, pick, size_tier
+from helpers.bench.sizes import has_cuda, pick, size_tier, use_tier
 
 from .report import Claim
 
@@ -467,12 +467,11 @@ def run_cli(lab: Lab | str, run: Callable[[str], dict], argv: list[str] | None =
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="where to run (default: cuda if usable)")
     args = parser.parse_args(argv)
-    if args.size:
-        os.environ[SIZE_ENV] = args.size
     device = args.device or lab_device()
     if device == "cuda" and not has_cuda():
         parser.error("--device cuda, but no CUDA GPU is usable here")
-    result = run(device)
+    with use_tier(args.size):   # --size goes straight to the size switch, not via os.environ
+        result = run(device)
     if device.startswith("cuda"):  # the clocks at the start describe an idle GPU; add the end's
         end = environment(device)
         result["provenance"]["after_run"] = {k: end.get(k) for k in (

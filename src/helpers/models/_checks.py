@@ -7,6 +7,8 @@ argument, the value received and the valid range, e.g.
 A number is a Python ``int`` or ``float`` or a numpy integer or floating scalar (or a 0-d
 array of one). ``bool`` is not a number here, nor is a string, even a numeric one such as
 ``"1e12"``: both are refused as the wrong type, as are ``None`` and NaN.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

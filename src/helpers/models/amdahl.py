@@ -25,6 +25,8 @@ References
 * Bryant, R. E. and O'Hallaron, D. R. (2015), *Computer Systems: A Programmer's
   Perspective*, 3rd ed., section 1.9.1: 60 % of the time made 3 times faster gives 1.67, and
   at most 2.5.
+
+Used by: chapters/performance-models.md, foundations/threads-and-processes.md.
 """
 
 from __future__ import annotations

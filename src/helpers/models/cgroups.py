@@ -13,6 +13,8 @@ Symbols (the page {ref}`sec-containers-and-cgroups` uses the same): :math:`Q` qu
 (``quota_s``), :math:`P` period (``period_s``), :math:`C_q = Q/P` the quota in CPUs,
 :math:`n` runnable threads, :math:`c` cores the threads may run on, :math:`W` CPU work
 (``cpu_work_s``, CPU-seconds).
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations
@@ -115,9 +117,9 @@ def effective_cpus(*, host_cpus: int, affinity_cpus: int, quota_cpus: float = ma
     return float(min(host, aff, q))
 
 
-def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: float,
+def throttled_wall_s(*, cpu_work_s: float, n_threads: int, n_cores: int, quota_s: float,
                      period_s: float) -> float:
-    r"""Wall time (s) of CPU-bound work spread over ``threads`` threads under a CFS quota.
+    r"""Wall time (s) of CPU-bound work spread over ``n_threads`` threads under a CFS quota.
 
     With :math:`p = \min(n, c)` threads running at once, the group spends its quota
     :math:`Q` in :math:`Q/p` seconds of each period. If :math:`p \le Q/P` it is never
@@ -131,9 +133,9 @@ def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: fl
     ----------
     cpu_work_s : float
         Total CPU work :math:`W` (CPU-seconds), > 0.
-    threads : int
+    n_threads : int
         Runnable threads :math:`n` sharing the work evenly, >= 1.
-    cores : int
+    n_cores : int
         Cores the threads may run on, :math:`c` (the affinity mask), >= 1.
     quota_s, period_s : float
         Quota :math:`Q` per period :math:`P` (s); ``quota_s = math.inf`` for no quota.
@@ -159,10 +161,10 @@ def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: fl
 
     Examples
     --------
-    >>> round(throttled_wall_s(cpu_work_s=1.0, threads=1, cores=1, quota_s=0.01,
+    >>> round(throttled_wall_s(cpu_work_s=1.0, n_threads=1, n_cores=1, quota_s=0.01,
     ...                        period_s=0.05), 3)
     4.96
-    >>> round(throttled_wall_s(cpu_work_s=0.4, threads=128, cores=128, quota_s=0.4,
+    >>> round(throttled_wall_s(cpu_work_s=0.4, n_threads=128, n_cores=128, quota_s=0.4,
     ...                        period_s=0.1), 5)
     0.00313
     """
@@ -170,8 +172,8 @@ def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: fl
         _checks.finite_ratio("cpu_work_s", positive("cpu_work_s", cpu_work_s),
                              "quota_s", positive("quota_s", quota_s))
     w = positive("cpu_work_s", cpu_work_s)
-    n = positive_int("threads", threads)
-    c = positive_int("cores", cores)
+    n = positive_int("n_threads", n_threads)
+    c = positive_int("n_cores", n_cores)
     period = positive("period_s", period_s)
     p = min(n, c)
     if quota_s == math.inf:
@@ -184,19 +186,19 @@ def throttled_wall_s(*, cpu_work_s: float, threads: int, cores: int, quota_s: fl
     return k * period + (w - k * q) / p
 
 
-def throttle_slowdown(*, cpu_work_s: float, threads: int, cores: int, quota_s: float,
+def throttle_slowdown(*, cpu_work_s: float, n_threads: int, n_cores: int, quota_s: float,
                       period_s: float) -> float:
     r"""How many times longer the work takes under the quota than without it (dimensionless):
     :math:`T / (W/p)`, from :func:`throttled_wall_s`.
 
-    >>> round(throttle_slowdown(cpu_work_s=0.4, threads=128, cores=128, quota_s=0.4,
+    >>> round(throttle_slowdown(cpu_work_s=0.4, n_threads=128, n_cores=128, quota_s=0.4,
     ...                         period_s=0.1), 1)
     1.0
-    >>> round(throttle_slowdown(cpu_work_s=4.0, threads=128, cores=128, quota_s=0.4,
+    >>> round(throttle_slowdown(cpu_work_s=4.0, n_threads=128, n_cores=128, quota_s=0.4,
     ...                         period_s=0.1), 1)
     28.9
     """
-    t = throttled_wall_s(cpu_work_s=cpu_work_s, threads=threads, cores=cores,
+    t = throttled_wall_s(cpu_work_s=cpu_work_s, n_threads=n_threads, n_cores=n_cores,
                          quota_s=quota_s, period_s=period_s)
-    p = min(positive_int("threads", threads), positive_int("cores", cores))
+    p = min(positive_int("n_threads", n_threads), positive_int("n_cores", n_cores))
     return t * p / float(cpu_work_s)

@@ -8,6 +8,8 @@ References
 ----------
 Ansel et al. 2024, "PyTorch 2", ASPLOS '24, section 6 (compilation time reported apart from
 the speedups of the compiled models).
+
+Used by: chapters/ml-compilers.md.
 """
 
 from __future__ import annotations

@@ -19,16 +19,18 @@ References
 Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
 Approach*, 5th ed., section 4.7 and figure 4.11 (the Core i7 920's peak of 42.66 GFLOP/s,
 double precision). Little, J. D. C. (1961), "A proof for the queuing formula L = lambda W".
+
+Used by: foundations/cpu-architecture.md.
 """
 
 from __future__ import annotations
 
 from ._checks import positive, positive_int
-from .gpu_peaks import peak_flop_per_s as _peak_from_fma_rate
+from .gpu_peaks import sm_peak_flop_per_s as _peak_from_fma_rate
 from .simd import simd_lanes
 
 # simd_lanes lives with the SIMD page's models; re-exported here for the peak formula.
-__all__ = ["simd_lanes", "flop_per_cycle_per_core", "peak_flop_per_s", "ops_in_flight"]
+__all__ = ["simd_lanes", "flop_per_cycle_per_core", "cpu_peak_flop_per_s", "ops_in_flight"]
 
 
 def flop_per_cycle_per_core(simd_bits: int, element_bits: int, vector_units: int,
@@ -54,15 +56,15 @@ def flop_per_cycle_per_core(simd_bits: int, element_bits: int, vector_units: int
     return float(u * simd_lanes(simd_bits, element_bits) * f)
 
 
-def peak_flop_per_s(*, cores: int, clock_hz: float, simd_bits: int, element_bits: int,
-                    vector_units: int, flop_per_lane_op: int = 2) -> float:
+def cpu_peak_flop_per_s(*, n_cores: int, clock_hz: float, simd_bits: int, element_bits: int,
+                        vector_units: int, flop_per_lane_op: int = 2) -> float:
     r"""Peak FLOP/s of a CPU: cores x clock x units x lanes x FLOP per lane (eq-cpu-peak).
 
     .. math:: P = c \,\nu\, u \,\ell\, f
 
     Parameters
     ----------
-    cores : int
+    n_cores : int
         Cores :math:`c` doing arithmetic.
     clock_hz : float
         Clock :math:`\nu` while they do (Hz). Wide vector code often runs below the nominal clock.
@@ -79,7 +81,7 @@ def peak_flop_per_s(*, cores: int, clock_hz: float, simd_bits: int, element_bits
     Every unit starts an operation every cycle, on full registers, on every core at once;
     loads, stores and loop overhead are free. Real code gets a fraction of it.
 
-    Equals :func:`helpers.models.gpu_peaks.peak_flop_per_s` with a core in place of an SM and
+    Equals :func:`helpers.models.gpu_peaks.sm_peak_flop_per_s` with a core in place of an SM and
     :math:`u \ell f / 2` FMA-equivalents per clock.
 
     References
@@ -89,11 +91,11 @@ def peak_flop_per_s(*, cores: int, clock_hz: float, simd_bits: int, element_bits
 
     Examples
     --------
-    >>> round(peak_flop_per_s(cores=4, clock_hz=8e9 / 3, simd_bits=128, element_bits=64,
-    ...                       vector_units=2, flop_per_lane_op=1) / 1e9, 2)
+    >>> round(cpu_peak_flop_per_s(n_cores=4, clock_hz=8e9 / 3, simd_bits=128, element_bits=64,
+    ...                           vector_units=2, flop_per_lane_op=1) / 1e9, 2)
     42.67
     """
-    c = positive_int("cores", cores)
+    c = positive_int("n_cores", n_cores)
     nu = positive("clock_hz", clock_hz)
     per_cycle = flop_per_cycle_per_core(simd_bits, element_bits, vector_units, flop_per_lane_op)
     # The same product as the GPU peak, a core in place of an SM: count x FMA-equivalents

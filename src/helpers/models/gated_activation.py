@@ -11,6 +11,8 @@ References
 ----------
 Shazeer 2020, "GLU Variants Improve Transformer", arXiv:2002.05202, equation 6 (SwiGLU);
 PyTorch's autograd formulas for ``silu`` and ``mul`` (``tools/autograd/derivatives.yaml``).
+
+Used by: chapters/custom-operators.md.
 """
 
 from __future__ import annotations

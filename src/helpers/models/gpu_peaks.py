@@ -11,6 +11,8 @@ peak implies, the per-pin rate a bandwidth implies) and the per-SM, per-clock ra
 
 Symbols (the page's): :math:`n_{SM}` SMs, :math:`u` FMA per clock per SM, :math:`f` clock (Hz),
 :math:`w` bus width (bits), :math:`r` data rate per pin (bit/s).
+
+Used by: chapters/gpu-architecture.md.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from __future__ import annotations
 from ._checks import positive, positive_int
 from . import _checks
 
-__all__ = ["FLOP_PER_FMA", "peak_flop_per_s", "clock_from_peak_hz", "peak_memory_bytes_per_s",
+__all__ = ["FLOP_PER_FMA", "sm_peak_flop_per_s", "clock_from_peak_hz", "peak_memory_bytes_per_s",
            "pin_rate_from_bandwidth_bits_per_s", "bytes_per_clock_per_sm", "per_gpu",
            "smem_bytes_per_s", "clock_for_precision_hz", "fma_per_clock_per_sm",
-           "derived_peak_flop_per_s", "SPARSE_2_4_SPEEDUP", "sparse_peak_flop_per_s",
+           "derived_peak_flop_per_s", "SPARSE_2_4_SPEEDUP", "sm_sparse_peak_flop_per_s",
            "derived_sparse_peak_flop_per_s"]
 
 #: A fused multiply-add ``a * b + c`` counts as two floating-point operations.
@@ -38,15 +40,15 @@ _HIGH_CLOCK = ("fp32", "fp64", "fp64_tensor")  # the precisions a GPU's full boo
 PRECISIONS = ("tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4")
 
 
-def peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
-    r"""Peak arithmetic rate (FLOP/s) of ``sm_count`` SMs, each finishing
+def sm_peak_flop_per_s(n_sms: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
+    r"""Peak arithmetic rate (FLOP/s) of ``n_sms`` SMs, each finishing
     ``fma_per_clock_per_sm`` FMA per clock at ``clock_hz``.
 
     .. math:: P = 2\,n_{SM}\,u\,f          (the page labels this eq-peak-flops)
 
     Parameters
     ----------
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`, streaming multiprocessors enabled on the part.
     fma_per_clock_per_sm : float
         :math:`u`, dense FMA operations each SM completes per clock at this precision: the FP32
@@ -73,18 +75,18 @@ def peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz: float)
     --------
     A100: 108 SMs x 1024 FP16 FMA per clock x 1410 MHz, the datasheet's 312 TFLOP/s.
 
-    >>> round(peak_flop_per_s(108, 1024, 1.41e9) / 1e12, 1)
+    >>> round(sm_peak_flop_per_s(108, 1024, 1.41e9) / 1e12, 1)
     311.9
     """
-    n = positive_int("sm_count", sm_count)
+    n = positive_int("n_sms", n_sms)
     u = positive("fma_per_clock_per_sm", fma_per_clock_per_sm)
     f = positive("clock_hz", clock_hz)
     return FLOP_PER_FMA * n * u * f
 
 
-def clock_from_peak_hz(peak_flop_per_s: float, sm_count: int,
+def clock_from_peak_hz(peak_flop_per_s: float, n_sms: int,
                        fma_per_clock_per_sm: float) -> float:
-    r"""The clock (Hz) at which ``sm_count`` SMs reach ``peak_flop_per_s``: eq-peak-flops
+    r"""The clock (Hz) at which ``n_sms`` SMs reach ``peak_flop_per_s``: eq-peak-flops
     solved for :math:`f`.
 
     .. math:: f = P / (2\,n_{SM}\,u)
@@ -93,7 +95,7 @@ def clock_from_peak_hz(peak_flop_per_s: float, sm_count: int,
     ----------
     peak_flop_per_s : float
         :math:`P`, a quoted peak (FLOP/s).
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`.
     fma_per_clock_per_sm : float
         :math:`u`, FMA per clock per SM.
@@ -105,7 +107,7 @@ def clock_from_peak_hz(peak_flop_per_s: float, sm_count: int,
 
     Assumptions
     -----------
-    As :func:`peak_flop_per_s`.
+    As :func:`sm_peak_flop_per_s`.
 
     References
     ----------
@@ -119,7 +121,7 @@ def clock_from_peak_hz(peak_flop_per_s: float, sm_count: int,
     1830
     """
     p = positive("peak_flop_per_s", peak_flop_per_s)
-    n = positive_int("sm_count", sm_count)
+    n = positive_int("n_sms", n_sms)
     u = positive("fma_per_clock_per_sm", fma_per_clock_per_sm)
     return p / (FLOP_PER_FMA * n * u)
 
@@ -197,7 +199,7 @@ def pin_rate_from_bandwidth_bits_per_s(mem_bytes_per_s: float, bus_width_bits: i
     return 8.0 * m / w
 
 
-def bytes_per_clock_per_sm(mem_bytes_per_s: float, sm_count: int, clock_hz: float) -> float:
+def bytes_per_clock_per_sm(mem_bytes_per_s: float, n_sms: int, clock_hz: float) -> float:
     r"""Bytes of DRAM bandwidth each SM receives per clock when all SMs share it equally.
 
     .. math:: b = M / (n_{SM}\,f)
@@ -206,7 +208,7 @@ def bytes_per_clock_per_sm(mem_bytes_per_s: float, sm_count: int, clock_hz: floa
     ----------
     mem_bytes_per_s : float
         :math:`M` (bytes/s).
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`.
     clock_hz : float
         :math:`f` (Hz).
@@ -232,12 +234,12 @@ def bytes_per_clock_per_sm(mem_bytes_per_s: float, sm_count: int, clock_hz: floa
     19.9
     """
     m = positive("mem_bytes_per_s", mem_bytes_per_s)
-    n = positive_int("sm_count", sm_count)
+    n = positive_int("n_sms", n_sms)
     f = positive("clock_hz", clock_hz)
     return m / (n * f)
 
 
-def per_gpu(per_sm: float, sm_count: int) -> float:
+def per_gpu(per_sm: float, n_sms: int) -> float:
     r"""A per-SM quantity (lanes, tensor cores, register bytes, ...) summed over the GPU.
 
     .. math:: X_{GPU} = n_{SM}\,X_{SM}
@@ -246,7 +248,7 @@ def per_gpu(per_sm: float, sm_count: int) -> float:
     ----------
     per_sm : float
         :math:`X_{SM}`, in any unit; the result has the same unit.
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`.
 
     Returns
@@ -269,18 +271,18 @@ def per_gpu(per_sm: float, sm_count: int) -> float:
     16896.0
     """
     x = positive("per_sm", per_sm)
-    n = positive_int("sm_count", sm_count)
+    n = positive_int("n_sms", n_sms)
     return float(n * x)
 
 
-def smem_bytes_per_s(sm_count: int, bytes_per_clock_per_sm: float, clock_hz: float) -> float:
+def smem_bytes_per_s(n_sms: int, bytes_per_clock_per_sm: float, clock_hz: float) -> float:
     r"""Aggregate shared-memory bandwidth (bytes/s) of all SMs.
 
     .. math:: M_{smem} = n_{SM}\,b_{smem}\,f          (the page labels this eq-smem-bandwidth)
 
     Parameters
     ----------
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`.
     bytes_per_clock_per_sm : float
         :math:`b_{smem}`, bytes one SM's shared memory delivers per clock (32 banks of 4 bytes).
@@ -305,7 +307,7 @@ def smem_bytes_per_s(sm_count: int, bytes_per_clock_per_sm: float, clock_hz: flo
     >>> round(smem_bytes_per_s(132, 128, 1.98e9) / 1e12, 1)
     33.5
     """
-    n = positive_int("sm_count", sm_count)
+    n = positive_int("n_sms", n_sms)
     b = positive("bytes_per_clock_per_sm", bytes_per_clock_per_sm)
     f = positive("clock_hz", clock_hz)
     return n * b * f
@@ -377,23 +379,23 @@ def derived_peak_flop_per_s(spec, precision: str) -> float:
     _checks.has_attributes("spec", spec, ("name", "sm_count", "tensor_fma_per_clock_per_sm"))
     if not isinstance(precision, str):
         raise ValueError(f"precision must be a precision name (str), got {precision!r}")
-    return peak_flop_per_s(_require(spec, "sm_count"), fma_per_clock_per_sm(spec, precision),
+    return sm_peak_flop_per_s(_require(spec, "sm_count"), fma_per_clock_per_sm(spec, precision),
                            clock_for_precision_hz(spec, precision))
 
 
-def sparse_peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
+def sm_sparse_peak_flop_per_s(n_sms: int, fma_per_clock_per_sm: float, clock_hz: float) -> float:
     r"""Peak rate (FLOP/s) a datasheet quotes with 2:4 structured sparsity: twice eq-peak-flops.
 
     .. math:: P_{2:4} = \tfrac{4}{2} \cdot 2\,n_{SM}\,u\,f
 
     With two of every four weights zero, the sparse tensor core multiplies only the kept half
     and the datasheet counts the skipped products as done: the *effective* rate of a dense
-    product of the same shape, twice :func:`peak_flop_per_s`. The arithmetic actually executed
+    product of the same shape, twice :func:`sm_peak_flop_per_s`. The arithmetic actually executed
     per second is the dense peak.
 
     Parameters
     ----------
-    sm_count : int
+    n_sms : int
         :math:`n_{SM}`.
     fma_per_clock_per_sm : float
         :math:`u`, the *dense* tensor-core FMA per clock per SM.
@@ -418,10 +420,10 @@ def sparse_peak_flop_per_s(sm_count: int, fma_per_clock_per_sm: float, clock_hz:
 
     Examples
     --------
-    >>> round(sparse_peak_flop_per_s(108, 1024, 1.41e9) / 1e12, 1)
+    >>> round(sm_sparse_peak_flop_per_s(108, 1024, 1.41e9) / 1e12, 1)
     623.7
     """
-    return SPARSE_2_4_SPEEDUP * peak_flop_per_s(sm_count, fma_per_clock_per_sm, clock_hz)
+    return SPARSE_2_4_SPEEDUP * sm_peak_flop_per_s(n_sms, fma_per_clock_per_sm, clock_hz)
 
 
 def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
@@ -450,6 +452,10 @@ def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
     if precision not in spec.sparse_flop_per_s:
         raise ValueError(f"precision: {spec.name} has no 2:4 sparse mode for {precision!r}; "
                          f"sparse precisions: {sorted(spec.sparse_flop_per_s)}")
-    return sparse_peak_flop_per_s(_require(spec, "sm_count"),
+    return sm_sparse_peak_flop_per_s(_require(spec, "sm_count"),
                                   fma_per_clock_per_sm(spec, precision),
                                   clock_for_precision_hz(spec, precision))
+
+
+# Kept for src/helpers/labs/analysis/roofline.py until tools/rename_after_merge.py runs.
+peak_flop_per_s = sm_peak_flop_per_s

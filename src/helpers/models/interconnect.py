@@ -26,6 +26,8 @@ Linux kernel, ``drivers/pci/pci.h``, macro ``PCIE_SPEED2MBS_ENC`` ("PCIe speed t
 by encoding overhead"), and ``pcie_bandwidth_capable()`` in ``drivers/pci/pci.c``, which
 multiplies it by the link width; NVIDIA A100 and H100 datasheets ("PCIe Gen4: 64 GB/s",
 "PCIe Gen5: 128 GB/s").
+
+Used by: foundations/pcie-and-interconnects.md.
 """
 
 from __future__ import annotations

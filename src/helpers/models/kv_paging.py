@@ -26,6 +26,8 @@ References
 * Zhong, Y. et al. (2024), "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized
   Large Language Model Serving", OSDI: the KV cache moves from the prefill to the decode
   instance, its cost set by the bandwidth between them.
+
+Used by: chapters/scheduling-and-kv-cache.md, labs/serving.md.
 """
 
 from __future__ import annotations
@@ -48,16 +50,16 @@ def _tokens(name: str, value) -> int:
     return positive_int(name, value, minimum=0)
 
 
-def blocks_needed(num_tokens: int, block_size: int) -> int:
+def blocks_needed(n_tokens: int, block_tokens: int) -> int:
     r"""KV blocks a sequence of :math:`n` tokens occupies: :math:`\lceil n / b \rceil`.
 
     .. math:: N_{\text{blocks}} = \left\lceil \frac{n}{b} \right\rceil
 
     Parameters
     ----------
-    num_tokens : int
+    n_tokens : int
         :math:`n`, tokens whose keys and values are stored (>= 0).
-    block_size : int
+    block_tokens : int
         :math:`b`, token slots per block (>= 1).
 
     Returns
@@ -73,21 +75,21 @@ def blocks_needed(num_tokens: int, block_size: int) -> int:
     >>> blocks_needed(16, 16), blocks_needed(17, 16), blocks_needed(0, 16)
     (1, 2, 0)
     """
-    n = _tokens("num_tokens", num_tokens)
-    b = positive_int("block_size", block_size)
+    n = _tokens("n_tokens", n_tokens)
+    b = positive_int("block_tokens", block_tokens)
     return -(-n // b)
 
 
-def paged_waste_tokens(num_tokens: int, block_size: int) -> int:
+def paged_waste_tokens(n_tokens: int, block_tokens: int) -> int:
     r"""Unused slots of a paged sequence (internal fragmentation), all in its last block.
 
     .. math:: W_{\text{paged}} = b \left\lceil \frac{n}{b} \right\rceil - n \;\le\; b - 1
 
     Parameters
     ----------
-    num_tokens : int
+    n_tokens : int
         :math:`n` (>= 0).
-    block_size : int
+    block_tokens : int
         :math:`b` (>= 1).
 
     Returns
@@ -103,20 +105,20 @@ def paged_waste_tokens(num_tokens: int, block_size: int) -> int:
     >>> paged_waste_tokens(17, 16), paged_waste_tokens(32, 16)
     (15, 0)
     """
-    return blocks_needed(num_tokens, block_size) * int(block_size) - int(num_tokens)
+    return blocks_needed(n_tokens, block_tokens) * int(block_tokens) - int(n_tokens)
 
 
-def contiguous_waste_tokens(num_tokens: int, max_seq_len: int) -> int:
+def contiguous_waste_tokens(n_tokens: int, max_seq_len: int) -> int:
     r"""Slots a max-length reservation leaves unused when the sequence ends at :math:`n` tokens.
 
     .. math:: W_{\text{contig}} = S_{\max} - n
 
     Parameters
     ----------
-    num_tokens : int
+    n_tokens : int
         :math:`n`, the sequence's final length (prompt plus output, >= 0).
     max_seq_len : int
-        :math:`S_{\max}`, slots reserved per sequence (>= ``num_tokens``).
+        :math:`S_{\max}`, slots reserved per sequence (>= ``n_tokens``).
 
     Returns
     -------
@@ -131,7 +133,7 @@ def contiguous_waste_tokens(num_tokens: int, max_seq_len: int) -> int:
     >>> contiguous_waste_tokens(10, 2048)
     2038
     """
-    n = _tokens("num_tokens", num_tokens)
+    n = _tokens("n_tokens", n_tokens)
     s = positive_int("max_seq_len", max_seq_len)
     if n > s:
         raise ValueError(f"num_tokens ({n}) exceeds the reservation max_seq_len ({s})")
@@ -179,7 +181,7 @@ def kv_utilization(used_tokens, reserved_tokens) -> float:
     return used / reserved
 
 
-def prefix_sharing_saved_blocks(num_sequences: int, prefix_len: int, block_size: int) -> int:
+def prefix_sharing_saved_blocks(n_sequences: int, prefix_len: int, block_tokens: int) -> int:
     r"""Blocks saved when :math:`m` sequences share a :math:`p`-token prompt prefix.
 
     Only full blocks are shared (a partial block would be written by each sequence):
@@ -188,11 +190,11 @@ def prefix_sharing_saved_blocks(num_sequences: int, prefix_len: int, block_size:
 
     Parameters
     ----------
-    num_sequences : int
+    n_sequences : int
         :math:`m`, sequences starting with the prefix (>= 1).
     prefix_len : int
         :math:`p`, tokens of the shared prefix (>= 0).
-    block_size : int
+    block_tokens : int
         :math:`b` (>= 1).
 
     Returns
@@ -208,13 +210,13 @@ def prefix_sharing_saved_blocks(num_sequences: int, prefix_len: int, block_size:
     >>> prefix_sharing_saved_blocks(8, 100, 16)
     42
     """
-    m = positive_int("num_sequences", num_sequences)
+    m = positive_int("n_sequences", n_sequences)
     p = _tokens("prefix_len", prefix_len)
-    b = positive_int("block_size", block_size)
+    b = positive_int("block_tokens", block_tokens)
     return (m - 1) * (p // b)
 
 
-def kv_transfer_time_s(num_tokens: int, kv_bytes_per_token: float, link_bytes_per_s: float,
+def kv_transfer_time_s(n_tokens: int, kv_bytes_per_token: float, link_bytes_per_s: float,
                        latency_s: float = 0.0) -> float:
     r"""Time to move a prompt's KV cache from a prefill GPU to a decode GPU.
 
@@ -222,7 +224,7 @@ def kv_transfer_time_s(num_tokens: int, kv_bytes_per_token: float, link_bytes_pe
 
     Parameters
     ----------
-    num_tokens : int
+    n_tokens : int
         :math:`n`, prompt tokens whose keys and values move (>= 0).
     kv_bytes_per_token : float
         :math:`q_{kv}`, bytes per token over all layers (> 0), e.g.
@@ -245,15 +247,15 @@ def kv_transfer_time_s(num_tokens: int, kv_bytes_per_token: float, link_bytes_pe
     >>> round(kv_transfer_time_s(1000, 131072, 450e9) * 1e6, 1)  # Llama-3-8B, bf16, NVLink: us
     291.3
     """
-    n = _tokens("num_tokens", num_tokens)
+    n = _tokens("n_tokens", n_tokens)
     q = positive("kv_bytes_per_token", kv_bytes_per_token)
     bw = positive("link_bytes_per_s", link_bytes_per_s)
     a = positive("latency_s", latency_s, allow_zero=True)
     return a + n * q / bw
 
 
-def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
-                       max_seq_len: int = 2048, block_size: int = 16) -> int:
+def reserved_kv_tokens(prompt_len: int, n_output_tokens: int, *, policy: str,
+                       max_seq_len: int = 2048, block_tokens: int = 16) -> int:
     r"""KV slots (count) a request holds at its peak under a reservation policy.
 
     .. math::
@@ -273,12 +275,12 @@ def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
     ----------
     prompt_len : int
         :math:`p` (>= 0).
-    output_len : int
+    n_output_tokens : int
         :math:`o` (>= 1).
     policy : {"max", "pow2", "oracle", "paged"}
     max_seq_len : int
         :math:`S_{\max}`, the model's context (the vLLM paper's 2048); :math:`p + o` must fit.
-    block_size : int
+    block_tokens : int
         :math:`b`, slots per block (``"paged"`` only; vLLM's default 16).
 
     Returns
@@ -303,12 +305,12 @@ def reserved_kv_tokens(prompt_len: int, output_len: int, *, policy: str,
     [2048, 132, 125, 128]
     """
     p = _tokens("prompt_len", prompt_len)
-    o = positive_int("output_len", output_len)
+    o = positive_int("n_output_tokens", n_output_tokens)
     _checks.one_of("policy", policy, RESERVATION_POLICIES)
     s_max = positive_int("max_seq_len", max_seq_len)
-    b = positive_int("block_size", block_size)
+    b = positive_int("block_tokens", block_tokens)
     if p + o > s_max:
-        raise ValueError(f"prompt_len + output_len must be at most max_seq_len={s_max}, got "
+        raise ValueError(f"prompt_len + n_output_tokens must be at most max_seq_len={s_max}, got "
                          f"{p} + {o}")
     if policy == "max":
         return s_max

@@ -15,6 +15,9 @@ References
 ----------
 Patterson, D. A. (2004), "Latency lags bandwidth", Communications of the ACM 47(10),
 71-75: why the two numbers improve at different rates and must be kept apart.
+
+Used by: foundations/networking.md, foundations/pcie-and-interconnects.md,
+foundations/start-here.md, foundations/syscalls-and-profiling.md.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ References
   ``stime`` in clock ticks, ``sysconf(_SC_CLK_TCK)``).
 * Kubernetes documentation, "Termination of Pods": ``SIGTERM``, then
   ``SIGKILL`` after a grace period of 30 seconds by default.
+
+Used by: foundations/linux-for-inference.md.
 """
 
 from __future__ import annotations

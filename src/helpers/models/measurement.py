@@ -18,6 +18,8 @@ References
   ``do_bench(fn, warmup=25, rep=100, ...)``: ``estimate_ms = elapsed_time / 5`` over five
   calls (each after an L2 flush), then ``n_warmup = max(1, int(warmup / estimate_ms))`` and
   ``n_repeat = max(1, int(rep / estimate_ms))``.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitat
 Approach*, 5th ed., appendix B.1 (average memory access time) and B.3 (multilevel caches).
 Bryant, R. E. and O'Hallaron, D. R. (2015), *Computer Systems: A Programmer's Perspective*,
 3rd ed., section 6.4.7 (hit rate, hit time and miss penalty; the 97 % versus 99 % example).
+
+Used by: foundations/memory-hierarchy.md.
 """
 
 from __future__ import annotations

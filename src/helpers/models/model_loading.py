@@ -7,6 +7,8 @@ weights (``n_bytes``), :math:`B_s` the storage read bandwidth (``storage_bytes_p
 fraction of the file already in the page cache (``cached_fraction``), :math:`B_d` the rate of
 deserialisation (``deserialize_bytes_per_s``), :math:`t_0` a fixed start-up time
 (``fixed_s``).
+
+Used by: foundations/storage-and-model-loading.md.
 """
 
 from __future__ import annotations

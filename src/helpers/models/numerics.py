@@ -27,6 +27,8 @@ All functions take a format by name (``"fp32"``, ``"tf32"``, ``"bf16"``, ``"fp16
 (0.0078125, 0.00390625)
 >>> max_finite("fp8_e4m3"), max_finite("fp8_e5m2")
 (448.0, 57344.0)
+
+Used by: chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations

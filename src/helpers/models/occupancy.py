@@ -48,6 +48,8 @@ References
   rules this module follows, leaving out partitioned global caching (pre-Volta), the
   shared-memory carveout preference and the barrier limit (one barrier per block never binds).
 * NVIDIA, *CUDA C++ Programming Guide*, "Technical Specifications per Compute Capability".
+
+Used by: chapters/cuda-execution.md.
 """
 
 from __future__ import annotations

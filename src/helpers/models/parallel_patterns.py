@@ -42,6 +42,8 @@ References
   Modeling of Atomic Additions on GPU Scratchpad Memory", *IEEE Transactions on Parallel and
   Distributed Systems* 24(11): colliding atomic updates serialize; replicating the histogram
   reduces the collisions.
+
+Used by: chapters/reduction-scan-histogram.md, labs/reduction-softmax.md.
 """
 
 from __future__ import annotations
@@ -245,8 +247,8 @@ def blelloch_scan_span(n: int) -> int:
     return 2 * ceil_log(_positive_int("n", n))
 
 
-def brent_time_bound(work: float, span: float, processors: int) -> float:
-    r"""Upper bound on the steps (count) of a greedy schedule on ``processors``: :math:`W/p + S`.
+def brent_time_bound(work: float, span: float, n_processors: int) -> float:
+    r"""Upper bound on the steps (count) of a greedy schedule on ``n_processors``: :math:`W/p + S`.
 
     .. math:: T_p \le \frac{W}{p} + S     (the page labels this eq-red-brent)
 
@@ -256,7 +258,7 @@ def brent_time_bound(work: float, span: float, processors: int) -> float:
         :math:`W`, operations in all (> 0).
     span : float
         :math:`S`, the longest dependent chain (> 0, at most ``work``).
-    processors : int
+    n_processors : int
         :math:`p` (>= 1).
 
     Assumptions
@@ -277,14 +279,14 @@ def brent_time_bound(work: float, span: float, processors: int) -> float:
     """
     w = _positive("work", work)
     s = _positive("span", span)
-    p = _positive_int("processors", processors)
+    p = _positive_int("n_processors", n_processors)
     if s > w:
         raise ValueError(f"span must be <= work, got span={span!r}, work={work!r}")
     return w / p + s
 
 
-def brent_time_lower_bound(work: float, span: float, processors: int) -> float:
-    r"""Lower bound on the steps (count) of any schedule on ``processors``: :math:`\max(W/p, S)`.
+def brent_time_lower_bound(work: float, span: float, n_processors: int) -> float:
+    r"""Lower bound on the steps (count) of any schedule on ``n_processors``: :math:`\max(W/p, S)`.
 
     .. math:: T_p \ge \max\!\left(\frac{W}{p}, S\right)
 
@@ -299,7 +301,7 @@ def brent_time_lower_bound(work: float, span: float, processors: int) -> float:
     """
     w = _positive("work", work)
     s = _positive("span", span)
-    p = _positive_int("processors", processors)
+    p = _positive_int("n_processors", n_processors)
     if s > w:
         raise ValueError(f"span must be <= work, got span={span!r}, work={work!r}")
     return max(w / p, s)
@@ -325,7 +327,7 @@ def warp_shuffle_steps(warp_size: int = 32) -> int:
     return ceil_log(_positive_int("warp_size", warp_size, minimum=2))
 
 
-def block_reduction_steps(block_size: int, warp_size: int = 32) -> int:
+def block_reduction_steps(threads_per_block: int, warp_size: int = 32) -> int:
     r"""Dependent steps (count) of a block's reduction: shuffles in each warp, then across warps.
 
     .. math:: S_{\text{block}} = \lceil \log_2 w \rceil + \lceil \log_2 \lceil B / w \rceil \rceil
@@ -344,7 +346,7 @@ def block_reduction_steps(block_size: int, warp_size: int = 32) -> int:
     >>> block_reduction_steps(1024), block_reduction_steps(96)
     (10, 7)
     """
-    b = _positive_int("block_size", block_size)
+    b = _positive_int("threads_per_block", threads_per_block)
     w = _positive_int("warp_size", warp_size, minimum=2)
     return warp_shuffle_steps(w) + ceil_log(-(-b // w))
 
@@ -455,7 +457,7 @@ def contention_factor(bin_probs) -> float:
     return p.size * float(p.max())
 
 
-def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
+def atomic_histogram_time_s(n_updates: float, bin_probs, *, atomic_updates_per_s: float,
                             same_address_s: float) -> float:
     r"""Time (s) of a histogram built with atomic adds to one shared table.
 
@@ -468,7 +470,7 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
         :math:`N`, keys counted.
     bin_probs : array
         Probability of each bin (sums to 1).
-    rate_per_s : float
+    atomic_updates_per_s : float
         :math:`R`, atomic updates per second the memory system completes when they spread over
         many addresses.
     same_address_s : float
@@ -488,17 +490,18 @@ def atomic_histogram_time_s(n_updates: float, bin_probs, *, rate_per_s: float,
 
     Examples
     --------
-    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), rate_per_s=1e9, same_address_s=1e-8)
+    >>> atomic_histogram_time_s(1e6, zipf_probabilities(256, 0.0), atomic_updates_per_s=1e9,
+    ...                         same_address_s=1e-8)
     0.001
     """
     n = _positive("n_updates", n_updates)
-    r = _positive("rate_per_s", rate_per_s)
+    r = _positive("atomic_updates_per_s", atomic_updates_per_s)
     t = _positive("same_address_s", same_address_s)
     return max(n / r, n * float(_probs(bin_probs).max()) * t)
 
 
-def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, rate_per_s: float,
-                                same_address_s: float) -> float:
+def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int,
+                                atomic_updates_per_s: float, same_address_s: float) -> float:
     r"""Time (s) of a privatized histogram: ``copies`` private tables, then one merge.
 
     .. math:: T = \max\!\left(\frac{N}{R},\; \frac{N\,p_{\max}}{c}\, t_{\text{same}}\right)
@@ -520,12 +523,13 @@ def privatized_histogram_time_s(n_updates: float, bin_probs, *, copies: int, rat
     Examples
     --------
     >>> p = zipf_probabilities(256, 1.0)
-    >>> round(privatized_histogram_time_s(1e6, p, copies=64, rate_per_s=1e9, same_address_s=1e-8) * 1e3, 3)
+    >>> round(privatized_histogram_time_s(1e6, p, copies=64, atomic_updates_per_s=1e9,
+    ...                                   same_address_s=1e-8) * 1e3, 3)
     1.016
     """
     n = _positive("n_updates", n_updates)
     c = _positive_int("copies", copies)
-    r = _positive("rate_per_s", rate_per_s)
+    r = _positive("atomic_updates_per_s", atomic_updates_per_s)
     t = _positive("same_address_s", same_address_s)
     p = _probs(bin_probs)
     return max(n / r, n * float(p.max()) / c * t) + c * p.size / r

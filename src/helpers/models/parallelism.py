@@ -22,6 +22,8 @@ Narayanan et al. (2021), "Efficient large-scale language model training on GPU c
 Megatron-LM", SC21: sections 2.2, 3 and 4.1.
 Fedus, Zoph and Shazeer (2022), "Switch Transformers", JMLR 23: sections 2.2 and 5.
 Lepikhin et al. (2021), "GShard", ICLR.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _stage(zero_stage) -> int:
 def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int,
                                     weight_bytes_per_param: float = 2.0,
                                     grad_bytes_per_param: float = 2.0,
-                                    optimizer_bytes_per_param: float = 12.0) -> float:
+                                    optimizer_state_bytes_per_param: float = 12.0) -> float:
     r"""Model state (bytes) held by one data-parallel rank: weights, gradients, optimizer state.
 
     .. math::
@@ -82,7 +84,7 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
         2 (:math:`P_{os+g}`, also gradients), 3 (:math:`P_{os+g+p}`, also parameters).
     weight_bytes_per_param, grad_bytes_per_param : float
         The 16-bit working weights and gradients (2 bytes each in mixed precision).
-    optimizer_bytes_per_param : float
+    optimizer_state_bytes_per_param : float
         :math:`K`: fp32 master weights, momentum and variance, 4 + 4 + 4 = 12 for mixed-precision
         Adam.
 
@@ -114,7 +116,8 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
     stage = _stage(zero_stage)
     w = _positive("weight_bytes_per_param", weight_bytes_per_param, allow_zero=True)
     g = _positive("grad_bytes_per_param", grad_bytes_per_param, allow_zero=True)
-    k = _positive("optimizer_bytes_per_param", optimizer_bytes_per_param, allow_zero=True)
+    k = _positive("optimizer_state_bytes_per_param", optimizer_state_bytes_per_param,
+                  allow_zero=True)
     shard = (k, g + k, w + g + k)[stage - 1] if stage else 0.0
     return psi * (w + g + k - shard) + psi * shard / nd
 
@@ -122,7 +125,7 @@ def zero_model_state_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int
 def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp: int = 1,
                                zero_stage: int = 0, weight_bytes_per_param: float = 2.0,
                                grad_bytes_per_param: float = 2.0,
-                               optimizer_bytes_per_param: float = 12.0) -> float:
+                               optimizer_state_bytes_per_param: float = 12.0) -> float:
     r"""Model state (bytes) on one rank of a ``dp x tp x pp`` mesh, with ZeRO over the dp axis.
 
     .. math:: M = M_z\!\left(\frac{\Psi}{t\,p},\ N_d\right)                     (eq-par-mesh-state)
@@ -140,7 +143,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
         Degrees of the data-, tensor- and pipeline-parallel axes.
     zero_stage : int
         0 to 3, as in :func:`zero_model_state_bytes_per_rank`.
-    weight_bytes_per_param, grad_bytes_per_param, optimizer_bytes_per_param : float
+    weight_bytes_per_param, grad_bytes_per_param, optimizer_state_bytes_per_param : float
         As in :func:`zero_model_state_bytes_per_rank`.
 
     Returns
@@ -169,7 +172,7 @@ def model_state_bytes_per_rank(n_params: float, *, dp: int = 1, tp: int = 1, pp:
     return zero_model_state_bytes_per_rank(
         psi / (t * p), dp=dp, zero_stage=zero_stage,
         weight_bytes_per_param=weight_bytes_per_param, grad_bytes_per_param=grad_bytes_per_param,
-        optimizer_bytes_per_param=optimizer_bytes_per_param)
+        optimizer_state_bytes_per_param=optimizer_state_bytes_per_param)
 
 
 # --- activations: tensor, sequence and context parallelism ---------------------------------
@@ -488,7 +491,7 @@ def ring_allreduce_bytes_per_rank(message_bytes: float, n_ranks: int) -> float:
 
 
 def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: int = 0,
-                                      bytes_per_param: float = 2.0) -> float:
+                                      bytes_per_element: float = 2.0) -> float:
     r"""Data one data-parallel rank sends per training step (bytes) to keep the replicas equal.
 
     .. math:: V_{0,1,2} = 2\,\frac{N_d-1}{N_d}\,\Psi b, \qquad
@@ -505,7 +508,7 @@ def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: i
         parameters (or updated parameters) once through an all-gather: the volume of one
         all-reduce. Stage 3 also all-gathers the parameters a second time, for the backward
         pass: 1.5 times as much.
-    bytes_per_param : float
+    bytes_per_element : float
         :math:`b`, bytes of a communicated gradient or parameter (2 for 16-bit).
 
     Returns
@@ -533,12 +536,12 @@ def data_parallel_comm_bytes_per_rank(n_params: float, *, dp: int, zero_stage: i
     psi = _positive("n_params", n_params, allow_zero=True)
     n = _positive_int("dp", dp)
     stage = _stage(zero_stage)
-    b = _positive("bytes_per_param", bytes_per_param)
+    b = _positive("bytes_per_element", bytes_per_element)
     passes = 3.0 if stage == 3 else 2.0
     return passes * (n - 1) / n * psi * b
 
 
-def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
+def tensor_parallel_comm_bytes_per_layer(*, n_tokens: int, d_model: int, tp: int,
                                          bytes_per_element: float = 2.0) -> float:
     r"""Data one tensor-parallel rank sends per transformer layer (bytes), forward and backward.
 
@@ -551,7 +554,7 @@ def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T = s\,b`, tokens in the micro-batch.
     d_model : int
         :math:`h`.
@@ -577,17 +580,17 @@ def tensor_parallel_comm_bytes_per_layer(*, tokens: int, d_model: int, tp: int,
 
     Examples
     --------
-    >>> tensor_parallel_comm_bytes_per_layer(tokens=2048, d_model=4096, tp=8) / 2**20
+    >>> tensor_parallel_comm_bytes_per_layer(n_tokens=2048, d_model=4096, tp=8) / 2**20
     112.0
     """
-    t_ = _positive_int("tokens", tokens)
+    t_ = _positive_int("n_tokens", n_tokens)
     h = _positive_int("d_model", d_model)
     t = _positive_int("tp", tp)
     b = _positive("bytes_per_element", bytes_per_element)
     return 4.0 * ring_allreduce_bytes_per_rank(float(t_ * h) * b, t)
 
 
-def pipeline_p2p_bytes_per_rank(*, tokens: int, d_model: int, n_microbatches: int,
+def pipeline_p2p_bytes_per_rank(*, n_tokens: int, d_model: int, n_microbatches: int,
                                 bytes_per_element: float = 2.0) -> float:
     r"""Data an interior pipeline stage sends per step (bytes): activations on, gradients back.
 
@@ -595,7 +598,7 @@ def pipeline_p2p_bytes_per_rank(*, tokens: int, d_model: int, n_microbatches: in
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`, tokens per micro-batch.
     d_model : int
         :math:`h`.
@@ -623,17 +626,17 @@ def pipeline_p2p_bytes_per_rank(*, tokens: int, d_model: int, n_microbatches: in
 
     Examples
     --------
-    >>> pipeline_p2p_bytes_per_rank(tokens=2048, d_model=4096, n_microbatches=8) / 2**20
+    >>> pipeline_p2p_bytes_per_rank(n_tokens=2048, d_model=4096, n_microbatches=8) / 2**20
     256.0
     """
-    t_ = _positive_int("tokens", tokens)
+    t_ = _positive_int("n_tokens", n_tokens)
     h = _positive_int("d_model", d_model)
     m = _positive_int("n_microbatches", n_microbatches)
     b = _positive("bytes_per_element", bytes_per_element)
     return 2.0 * m * t_ * h * b
 
 
-def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k: int = 1,
+def expert_alltoall_bytes_per_layer(*, n_tokens: int, d_model: int, ep: int, top_k: int = 1,
                                     bytes_per_element: float = 2.0) -> float:
     r"""Data one expert-parallel rank sends per mixture-of-experts layer (bytes), both passes.
 
@@ -645,7 +648,7 @@ def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`, tokens on this rank.
     d_model : int
         :math:`h`.
@@ -672,10 +675,10 @@ def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k
 
     Examples
     --------
-    >>> expert_alltoall_bytes_per_layer(tokens=4096, d_model=4096, ep=8, top_k=2) / 2**20
+    >>> expert_alltoall_bytes_per_layer(n_tokens=4096, d_model=4096, ep=8, top_k=2) / 2**20
     224.0
     """
-    t_ = _positive_int("tokens", tokens)
+    t_ = _positive_int("n_tokens", n_tokens)
     h = _positive_int("d_model", d_model)
     e = _positive_int("ep", ep)
     k = _positive_int("top_k", top_k)
@@ -685,7 +688,7 @@ def expert_alltoall_bytes_per_layer(*, tokens: int, d_model: int, ep: int, top_k
 
 # --- expert parallelism: capacity and load balance -----------------------------------------
 
-def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: float = 1.0,
+def expert_capacity_tokens(*, n_tokens: int, n_experts: int, capacity_factor: float = 1.0,
                            top_k: int = 1) -> int:
     r"""Token slots (tokens) of each expert per batch; tokens beyond them are dropped.
 
@@ -693,7 +696,7 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`, tokens in the batch.
     n_experts : int
         :math:`E`.
@@ -718,23 +721,23 @@ def expert_capacity_tokens(*, tokens: int, n_experts: int, capacity_factor: floa
 
     Examples
     --------
-    >>> expert_capacity_tokens(tokens=4096, n_experts=64, capacity_factor=1.25)
+    >>> expert_capacity_tokens(n_tokens=4096, n_experts=64, capacity_factor=1.25)
     80
     """
-    if not math.isfinite(_positive_int("top_k", top_k) * _positive_int("tokens", tokens)
+    if not math.isfinite(_positive_int("top_k", top_k) * _positive_int("n_tokens", n_tokens)
                          / _positive_int("n_experts", n_experts)
                          * _positive("capacity_factor", capacity_factor)):
-        raise ValueError(f"top_k * tokens / n_experts * capacity_factor must be finite, got "
+        raise ValueError(f"top_k * n_tokens / n_experts * capacity_factor must be finite, got "
                          f"capacity_factor={capacity_factor!r}")
-    t_ = _positive_int("tokens", tokens)
+    t_ = _positive_int("n_tokens", n_tokens)
     e = _positive_int("n_experts", n_experts)
     cf = _positive("capacity_factor", capacity_factor)
     k = _positive_int("top_k", top_k)
     return int(math.floor(k * t_ / e * cf + 1e-9))
 
 
-def dropped_tokens(expert_loads, capacity: int) -> int:
-    r"""Tokens dropped (count) when experts receive ``expert_loads`` and accept ``capacity`` each.
+def dropped_tokens(expert_loads, capacity_tokens: int) -> int:
+    r"""Tokens dropped (count) when experts receive ``expert_loads`` and take ``capacity_tokens``.
 
     .. math:: D = \sum_{i=1}^{E} \max(0,\ n_i - C)                           (eq-par-dropped)
 
@@ -742,7 +745,7 @@ def dropped_tokens(expert_loads, capacity: int) -> int:
     ----------
     expert_loads : sequence of int
         :math:`n_i`, tokens routed to each expert.
-    capacity : int
+    capacity_tokens : int
         :math:`C` (:func:`expert_capacity_tokens`).
 
     Returns
@@ -763,8 +766,8 @@ def dropped_tokens(expert_loads, capacity: int) -> int:
     >>> dropped_tokens([5, 1, 3, 3], 3)
     2
     """
-    _checks.positive_int("capacity", capacity, minimum=0, maximum=2**62)
-    c = _positive_int("capacity", capacity, minimum=0)
+    _checks.positive_int("capacity_tokens", capacity_tokens, minimum=0, maximum=2**62)
+    c = _positive_int("capacity_tokens", capacity_tokens, minimum=0)
     loads = np.asarray(expert_loads)
     if loads.ndim != 1 or loads.size == 0 or not np.issubdtype(loads.dtype, np.integer) \
             or np.any(loads < 0):
@@ -773,7 +776,7 @@ def dropped_tokens(expert_loads, capacity: int) -> int:
     return int(np.maximum(loads - c, 0).sum())
 
 
-def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
+def expected_dropped_fraction_uniform(*, n_tokens: int, n_experts: int,
                                       capacity_factor: float = 1.0) -> float:
     r"""Expected share of tokens dropped (dimensionless) under uniform random top-1 routing.
 
@@ -786,7 +789,7 @@ def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`.
     n_experts : int
         :math:`E`.
@@ -810,16 +813,16 @@ def expected_dropped_fraction_uniform(*, tokens: int, n_experts: int,
 
     Examples
     --------
-    >>> round(expected_dropped_fraction_uniform(tokens=4096, n_experts=64,
+    >>> round(expected_dropped_fraction_uniform(n_tokens=4096, n_experts=64,
     ...                                         capacity_factor=1.0), 3)
     0.049
     """
-    _checks.positive_int("tokens", tokens, maximum=10**8)
+    _checks.positive_int("n_tokens", n_tokens, maximum=10**8)
     _checks.positive("capacity_factor", capacity_factor)
-    _checks.at_most("capacity_factor * tokens", capacity_factor * tokens, 10**8)
-    t_ = _positive_int("tokens", tokens)
+    _checks.at_most("capacity_factor * tokens", capacity_factor * n_tokens, 10**8)
+    t_ = _positive_int("n_tokens", n_tokens)
     e = _positive_int("n_experts", n_experts)
-    c = expert_capacity_tokens(tokens=t_, n_experts=e, capacity_factor=capacity_factor)
+    c = expert_capacity_tokens(n_tokens=t_, n_experts=e, capacity_factor=capacity_factor)
     if e == 1:
         return max(0, t_ - c) / t_
     n = np.arange(c + 1, t_ + 1, dtype=np.float64)

@@ -36,6 +36,8 @@ References
 * llama.cpp, ``ggml/src/ggml-common.h``: ``block_q4_0`` is one fp16 scale and 32 4-bit
   values (``sizeof == sizeof(ggml_half) + QK4_0 / 2`` = 18 bytes, 4.5 bits per weight);
   ``block_q8_0`` is one fp16 scale and 32 int8 values (34 bytes, 8.5 bits per weight).
+
+Used by: chapters/quantization-and-speculation.md, labs/quantization.md.
 """
 
 from __future__ import annotations
@@ -606,8 +608,8 @@ def fp8_tensor_scale(amax: float, fmt: str = "fp8_e4m3", *, margin: int = 0) -> 
 
 # --- labs3: the RMS error of absmax rounding, block by block (the quantization lab's claim) ---
 
-def absmax_rms_rounding_error(rms_scale, block_size):
-    r"""RMS error of absmax rounding of blocks of ``block_size`` weights, each with its own
+def absmax_rms_rounding_error(rms_scale, group_size):
+    r"""RMS error of absmax rounding of blocks of ``group_size`` weights, each with its own
     step (units of the weights): :math:`\bar s/\sqrt{12}\cdot\sqrt{1 - 1/G}`.
 
     .. math:: \sqrt{\mathbb{E}[(\hat w - w)^2]} = \frac{\bar s}{\sqrt{12}}\sqrt{1 - \frac{1}{G}}
@@ -622,7 +624,7 @@ def absmax_rms_rounding_error(rms_scale, block_size):
     ----------
     rms_scale : float or array
         :math:`\bar s`, the RMS over the weights of each weight's own step (> 0).
-    block_size : int
+    group_size : int
         :math:`G`, weights sharing one scale (>= 2: a row's length, a group's, or the whole
         matrix's).
 
@@ -649,10 +651,10 @@ def absmax_rms_rounding_error(rms_scale, block_size):
     >>> round(float(absmax_rms_rounding_error(1.0, 32)), 4)
     0.2841
     """
-    g = _positive_int("block_size", block_size)
+    g = _positive_int("group_size", group_size)
     if g < 2:
-        raise ValueError(f"block_size must be >= 2 (one weight per scale has no rounding "
-                         f"error), got {block_size!r}")
+        raise ValueError(f"group_size must be >= 2 (one weight per scale has no rounding "
+                         f"error), got {group_size!r}")
     return _checks.positive_array("rms_scale", rms_scale) / math.sqrt(12) * math.sqrt(1.0 - 1.0 / g)
 
 

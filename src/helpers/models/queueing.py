@@ -54,6 +54,8 @@ References
 * Hennessy, J. L. and Patterson, D. A. (2012), *Computer Architecture: A Quantitative
   Approach*, 5th ed., appendix D.5 (queuing theory): a disk serving 40 I/Os per second with a
   20 ms service time is 80 % utilized, waits 80 ms in the queue and responds in 100 ms.
+
+Used by: chapters/performance-models.md, chapters/production-inference.md, labs/load.md.
 """
 
 from __future__ import annotations

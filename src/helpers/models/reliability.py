@@ -20,6 +20,8 @@ References
 * Dubey, A. et al. (2024), "The Llama 3 Herd of Models", arXiv:2407.21783, section 3.3.4 and
   table 5: 466 job interruptions in a 54-day snapshot of pre-training, 47 planned and 419
   unexpected, by component and category.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from Linux 6.14).
 Symbols (the page {ref}`sec-os-scheduling` uses the same): :math:`n` runnable threads,
 :math:`c` cores, :math:`q` slice, :math:`W` work (s of processor time), :math:`k` tenants
 sharing a GPU, :math:`s` the cost of one context switch, :math:`f` a partition's fraction.
+
+Used by: foundations/os-scheduling.md.
 """
 
 from __future__ import annotations

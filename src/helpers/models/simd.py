@@ -9,6 +9,8 @@ The models of {ref}`sec-simd-vectorization`:
 
 Symbols: :math:`W` vector width (bits), :math:`s` element size (bits), :math:`n` elements,
 :math:`c` fixed cost of a call (s), :math:`e` cost per element (s).
+
+Used by: foundations/simd-vectorization.md.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ References
   draft: alpha about 0.2, 1.25X at gamma = 3), theorem 3.5 (beta = sum min(p, q)).
 * Chen, C. et al. (2023), "Accelerating Large Language Model Decoding with Speculative
   Sampling", arXiv:2302.01318 (the same rejection scheme, found independently).
+
+Used by: chapters/quantization-and-speculation.md, labs/speculative.md.
 """
 
 from __future__ import annotations

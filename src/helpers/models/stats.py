@@ -31,6 +31,8 @@ References
   mean; critical values as tabulated in the NIST/SEMATECH e-Handbook, section 1.3.6.7.2.
 * Efron, B. and Tibshirani, R. J. (1993), *An Introduction to the Bootstrap*, Chapman & Hall,
   chapter 13: the percentile bootstrap interval.
+
+Used by: chapters/measurement.md, practice/method.md.
 """
 
 from __future__ import annotations

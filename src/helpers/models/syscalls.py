@@ -4,6 +4,8 @@ Symbols (the page {ref}`sec-syscalls-and-profiling` uses the same): :math:`N` by
 (``n_bytes``), :math:`c` bytes per call (``chunk_bytes``), :math:`t_{\text{sys}}` the fixed
 cost of one call (``per_call_s``), :math:`B` the rate of copying bytes (``copy_bytes_per_s``),
 :math:`f` the fraction of time a function runs, :math:`n` the number of samples.
+
+Used by: foundations/syscalls-and-profiling.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ fires.
 Symbols (the page {ref}`sec-networking` uses the same): :math:`R` the round-trip time of the
 request and its reply without the stall (``round_trip_s``), :math:`t_{\text{ack}}` the
 receiver's delayed-ACK timeout (``delayed_ack_s``).
+
+Used by: foundations/networking.md.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ The GIL's effect is Amdahl's law with the Python-bytecode share as the serial pa
 
 Symbols: :math:`W` the job's work on one worker (s), :math:`n` workers, :math:`s` the cost of
 creating one worker (s), :math:`T_{rt}` a ping-pong round trip (s), :math:`t_{cs}` one switch.
+
+Used by: foundations/threads-and-processes.md.
 """
 
 from __future__ import annotations

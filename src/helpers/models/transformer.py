@@ -12,6 +12,10 @@ these counts against it. Introduced in {ref}`sec-numerics-and-transformers`.
 
 >>> parameter_count(LLAMA2_7B), parameter_count(LLAMA3_8B)
 (6738415616, 8030261248)
+
+Used by many pages, among them: chapters/cuda-execution.md, chapters/custom-operators.md,
+chapters/gpu-architecture.md, chapters/inference-metrics.md, chapters/memory-optimization.md,
+chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations
@@ -445,7 +449,7 @@ def weight_bytes(n_params: float, bytes_per_element: float) -> float:
 
 def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0,
                          grad_bytes_per_param: float = 2.0, master_bytes_per_param: float = 4.0,
-                         optimizer_bytes_per_param: float = 8.0) -> float:
+                         moment_bytes_per_param: float = 8.0) -> float:
     r"""Bytes of model state during mixed-precision training with Adam.
 
     .. math:: M_{\text{state}} = (2 + 2 + K) N,\quad K = 4 + 4 + 4 = 12
@@ -459,7 +463,7 @@ def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0
         The 16-bit working copy of the weights and the gradients (bytes each).
     master_bytes_per_param : float
         The fp32 master copy the optimizer updates (bytes).
-    optimizer_bytes_per_param : float
+    moment_bytes_per_param : float
         Adam's two fp32 moments, momentum and variance (bytes).
 
     Returns
@@ -487,22 +491,22 @@ def training_state_bytes(n_params: float, *, weight_bytes_per_param: float = 2.0
         ("weight_bytes_per_param", weight_bytes_per_param),
         ("grad_bytes_per_param", grad_bytes_per_param),
         ("master_bytes_per_param", master_bytes_per_param),
-        ("optimizer_bytes_per_param", optimizer_bytes_per_param)))
+        ("moment_bytes_per_param", moment_bytes_per_param)))
     return n * per
 
 
 # --- arithmetic intensity --------------------------------------------------------------
 
-def matmul_intensity_flop_per_byte(*, tokens: int, d_in: int, d_out: int,
+def matmul_intensity_flop_per_byte(*, n_tokens: int, d_in: int, d_out: int,
                                    bytes_per_element: float) -> float:
-    r"""Arithmetic intensity of multiplying ``tokens`` activations by a d_in x d_out weight.
+    r"""Arithmetic intensity of multiplying ``n_tokens`` activations by a d_in x d_out weight.
 
     .. math:: I = \frac{2 T d_{in} d_{out}}{b_{\text{elem}}\,(d_{in} d_{out} + T d_{in}
        + T d_{out})} \;\xrightarrow{T \ll d}\; \frac{2T}{b_{\text{elem}}}   (eq-num-intensity)
 
     Parameters
     ----------
-    tokens : int
+    n_tokens : int
         :math:`T`, rows of the activation matrix (tokens in flight, >= 1).
     d_in, d_out : int
         Weight shape (>= 1).
@@ -526,11 +530,11 @@ def matmul_intensity_flop_per_byte(*, tokens: int, d_in: int, d_out: int,
 
     Examples
     --------
-    >>> round(matmul_intensity_flop_per_byte(tokens=1, d_in=4096, d_out=4096,
+    >>> round(matmul_intensity_flop_per_byte(n_tokens=1, d_in=4096, d_out=4096,
     ...                                      bytes_per_element=2.0), 3)
     1.0
     """
-    t = _positive_int("tokens", tokens)
+    t = _positive_int("n_tokens", n_tokens)
     di, do = _positive_int("d_in", d_in), _positive_int("d_out", d_out)
     bpe = _positive("bytes_per_element", bytes_per_element)
     return 2.0 * t * di * do / (bpe * (di * do + t * di + t * do))
@@ -549,24 +553,24 @@ def _matmul_shapes(cfg: TransformerConfig) -> list[tuple[int, int, int]]:
     return shapes
 
 
-def forward_intensity_flop_per_byte(cfg: TransformerConfig, *, tokens: int,
+def forward_intensity_flop_per_byte(cfg: TransformerConfig, *, n_tokens: int,
                                     bytes_per_element: float) -> float:
-    r"""Arithmetic intensity of all the weight matrices of a forward pass over ``tokens``.
+    r"""Arithmetic intensity of all the weight matrices of a forward pass over ``n_tokens``.
 
     Sums :func:`matmul_intensity_flop_per_byte`'s FLOP and bytes over every weight matrix:
-    each is read once and multiplies the ``tokens`` activations in flight, whether those are
-    one prompt's tokens (prefill) or one new token of each of ``tokens`` sequences (decode).
+    each is read once and multiplies the ``n_tokens`` activations in flight, whether those are
+    one prompt's tokens (prefill) or one new token of each of ``n_tokens`` sequences (decode).
 
     Assumptions
     -----------
     Attention-score work and KV-cache traffic are left out (see
     :func:`decode_attention_intensity_flop_per_byte`).
 
-    >>> round(forward_intensity_flop_per_byte(LLAMA3_8B, tokens=1, bytes_per_element=2.0), 4)
+    >>> round(forward_intensity_flop_per_byte(LLAMA3_8B, n_tokens=1, bytes_per_element=2.0), 4)
     0.9996
     """
     _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
-    t = _positive_int("tokens", tokens)
+    t = _positive_int("n_tokens", n_tokens)
     bpe = _positive("bytes_per_element", bytes_per_element)
     flop = sum(2.0 * t * di * do * n for di, do, n in _matmul_shapes(cfg))
     moved = sum(bpe * (di * do + t * di + t * do) * n for di, do, n in _matmul_shapes(cfg))

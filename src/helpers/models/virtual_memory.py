@@ -13,6 +13,8 @@ The models of {ref}`sec-virtual-memory`:
 Symbols: :math:`P` page size (bytes), :math:`V` virtual-address bits, :math:`e` bytes per
 page-table entry, :math:`E` TLB entries, :math:`n` bytes touched, :math:`t_f` time per fault,
 :math:`b` tokens per block, :math:`\ell_i` tokens of sequence :math:`i`.
+
+Used by: foundations/virtual-memory.md.
 """
 
 from __future__ import annotations

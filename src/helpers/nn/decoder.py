@@ -22,6 +22,8 @@ The parts, in the order a token meets them:
 Attention is written out as two matrix products and a softmax rather than calling a fused
 kernel, so that every FLOP is visible (and countable by ``torch.utils.flop_counter``).
 Introduced in {ref}`sec-numerics-and-transformers`; served in Part V.
+
+Used by: chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations

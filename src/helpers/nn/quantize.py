@@ -31,6 +31,8 @@ default); int4 codes are packed two per byte, so :func:`model_bytes` is the real
 ('QuantLinear', torch.int8)
 >>> model_bytes(q) < model_bytes(m)
 True
+
+Used by: chapters/quantization-and-speculation.md, labs/quantization.md.
 """
 
 from __future__ import annotations

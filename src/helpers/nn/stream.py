@@ -5,6 +5,8 @@ of the prompt, then one decode step per token, greedy) and records, on one clock
 request arrived and when each output token became available, as a server that streams tokens
 would send them. :func:`helpers.models.inference.request_latencies` turns the times into the
 request's metrics. Used in {ref}`sec-inference-metrics`.
+
+Used by: chapters/inference-metrics.md.
 """
 
 from __future__ import annotations

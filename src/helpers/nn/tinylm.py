@@ -19,6 +19,9 @@ not run on a 2-core CPU, so the book trains its own:
 Run ``python -m helpers.nn.tinylm train --out DIR`` to train both models (seconds on a GPU,
 minutes on a CPU); ``python -m helpers.nn.tinylm corpus`` rebuilds the corpus snapshot from the
 pages. :func:`load` returns a shipped model ready for inference.
+
+Used by: chapters/inference-metrics.md, chapters/quantization-and-speculation.md,
+labs/decode.md, labs/quantization.md.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ shape behaviour is given by a "fake" implementation), and is checked by
 
 * :mod:`.swiglu`: ``book::swiglu``, SwiGLU's gate ``silu(a) * b`` as one fused Triton kernel
   forward and one backward, and :class:`~.swiglu.SwiGLUMLP`, a feed-forward block that uses it.
+
+Used by: chapters/custom-operators.md.
 """
 
 from .swiglu import SwiGLUMLP, swiglu, swiglu_backward

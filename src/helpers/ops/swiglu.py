@@ -31,6 +31,8 @@ True
 >>> out.sum().backward()
 >>> a.grad.shape
 torch.Size([4, 8])
+
+Used by: chapters/custom-operators.md.
 """
 
 from __future__ import annotations

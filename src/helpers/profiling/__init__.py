@@ -1,4 +1,7 @@
-"""Profiling: recording PyTorch profiler traces (:mod:`.record`) and reading them (:mod:`.trace`)."""
+"""Profiling: recording PyTorch profiler traces (:mod:`.record`) and reading them (:mod:`.trace`).
+
+Used by: chapters/profiling.md.
+"""
 
 from .trace import (Event, Finding, Gap, Report, Trace, analyse, finding, idle_gaps,
                     launch_stats, load_trace, parse_trace, top_ops, utilization)

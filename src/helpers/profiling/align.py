@@ -28,6 +28,8 @@ References
 * PyTorch, ``torch.profiler`` documentation (one trace per process; ``export_chrome_trace``).
 * Holistic Trace Analysis documentation, "Communication computation overlap" and "Trace
   alignment": per-rank traces of one job, compared on a common timeline.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

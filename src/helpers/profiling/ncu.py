@@ -32,6 +32,8 @@ regex:``, ``--launch-skip``, ``--launch-count``, ``--clock-control``, ``--nvtx``
 
 >>> ncu_command(["python", "-c", "pass"], kernel_regex="attn", launch_count=2)[:4]
 ['ncu', '--clock-control', 'none', '--csv']
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

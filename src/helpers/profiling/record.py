@@ -23,6 +23,8 @@ each variant measured outside the profiler) into ``--out``::
     python -m helpers.profiling.record --out DIR [--device cuda] [--steps 32]
 
 The same code records a CPU-only trace on a machine without a GPU.
+
+Used by: chapters/profiling.md.
 """
 
 from __future__ import annotations

@@ -40,6 +40,8 @@ References
   GPU idle time split into host wait and kernel wait, the definitions followed here.
 * NVIDIA, CUDA C++ Programming Guide, "Asynchronous concurrent execution": launches return
   before the kernel runs; synchronising calls block the host.
+
+Used by: chapters/profiling.md.
 """
 
 from __future__ import annotations

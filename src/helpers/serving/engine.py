@@ -30,6 +30,8 @@ and each step is logged (decode sequences, prefill tokens, context tokens, durat
 :func:`helpers.models.inference.trace_metrics` gives TTFT/TPOT and the lab fits the simulator's
 step-time model from the log. Greedy decoding, no end-of-sequence token: each request emits
 exactly its ``output_len`` tokens.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

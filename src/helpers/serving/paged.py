@@ -23,6 +23,8 @@ True
 ([0, 1], 2, 17)
 >>> a.release(t); a.num_free
 4
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

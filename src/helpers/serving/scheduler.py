@@ -47,6 +47,8 @@ executors can be shown to have run the same schedule.
 [(0, [1.0, 2.0]), (1, [2.0])]
 >>> [e for e in sched.events if e[0] == "step"]
 [('step', ((0, 3),)), ('step', ((0, 1), (1, 2)))]
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

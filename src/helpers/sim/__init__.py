@@ -6,4 +6,8 @@
   interleaved 1F1B), each operation started as early as its rank and its inputs allow.
 * :mod:`helpers.sim.failures`: a Monte Carlo of a checkpointed job under Poisson failures
   (failures also during checkpoints and restarts), the oracle of Daly's wall-time formula.
+
+Used by many pages, among them: chapters/fault-tolerance.md, chapters/inference-metrics.md,
+chapters/parallelism.md, chapters/performance-models.md, chapters/production-inference.md,
+chapters/quantization-and-speculation.md.
 """

@@ -12,6 +12,8 @@ compare with its mean.
 ...                    mtbf_s=50.0, n_runs=2000, seed=1)
 >>> 0.7 < run.mean_goodput < 0.85
 True
+
+Used by: chapters/fault-tolerance.md.
 """
 
 from __future__ import annotations

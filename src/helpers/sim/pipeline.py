@@ -17,6 +17,8 @@ idle time with :func:`helpers.models.parallelism.pipeline_bubble_fraction`.
 >>> tl = simulate("1f1b", pp=4, n_microbatches=8)
 >>> round(tl.bubble_fraction(), 4), tl.peak_in_flight(0), tl.peak_in_flight(3)
 (0.2727, 4.0, 1.0)
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations

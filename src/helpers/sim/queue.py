@@ -24,6 +24,8 @@ observation window, so a test of Little's law compares two independent measureme
 >>> tr = simulate_mm1(40.0, 50.0, 20_000, seed=1)
 >>> round(tr.utilization(), 2)
 0.8
+
+Used by: chapters/performance-models.md, chapters/production-inference.md.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ slots *used* (tokens actually stored), the gap being fragmentation.
 >>> out = simulate(tr, "continuous", StepModel(1.0, 0.0, 0.0), num_blocks=8, block_size=4)
 >>> [r["token_times_s"] for r in out["requests"]]
 [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+
+Used by: chapters/inference-metrics.md, chapters/scheduling-and-kv-cache.md.
 """
 
 from __future__ import annotations

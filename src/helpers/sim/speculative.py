@@ -13,6 +13,8 @@ r"""The accept/reject cycle of speculative decoding, sampled: the oracle of its 
 >>> n = simulate_cycles(0.8, 5, 200_000, seed=0)
 >>> round(float(n.mean()), 2)
 3.69
+
+Used by: chapters/quantization-and-speculation.md.
 """
 
 from __future__ import annotations

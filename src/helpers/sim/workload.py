@@ -13,6 +13,8 @@ book model's validation text), deterministically from the seed.
 >>> tr = poisson_trace(10.0, 5, prompt_len=fixed(16), output_len=geometric(8.0), seed=0)
 >>> len(tr), tr[0].prompt_len, all(b.arrival_s >= a.arrival_s for a, b in zip(tr, tr[1:]))
 (5, 16, True)
+
+Used by: chapters/inference-metrics.md, chapters/scheduling-and-kv-cache.md.
 """
 
 from __future__ import annotations

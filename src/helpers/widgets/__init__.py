@@ -7,6 +7,10 @@ state: the controls at their initial values and the figure drawn for them, which
 explorer starts at the values the page's prose discusses.
 
 Page-specific explorers live in submodules (e.g. :mod:`helpers.widgets.performance_models`).
+
+Used by many pages, among them: chapters/collectives.md, chapters/cuda-execution.md,
+chapters/custom-operators.md, chapters/distributed-analysis.md, chapters/fault-tolerance.md,
+chapters/fusion-and-attention.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 :func:`collective_explorer`: ranks, message size, alpha and the link bandwidth; the figure shows
 ring and tree all-reduce times (:mod:`helpers.models.collectives`) and the bus bandwidth, and
 its title the chosen size's time, algbw and busbw.
+
+Used by: chapters/collectives.md.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 * :func:`throttle_explorer`: move the threads, the quota and the work; see when the work
   finishes under the CFS quota (:func:`helpers.models.cgroups.throttled_wall_s`).
+
+Used by: foundations/containers-and-cgroups.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 :func:`occupancy_explorer`: block size, registers per thread, shared memory per block and the
 compute capability go in; the blocks each SM resource allows, the binding limit and the
 theoretical occupancy come out, computed by :func:`helpers.models.occupancy.occupancy`.
+
+Used by: chapters/cuda-execution.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 * :func:`traffic_explorer`: tokens, hidden width and element size of a SwiGLU gate; bars of
   the memory time of a training step's gate (forward and backward), eager against fused, at a
   GPU's HBM bandwidth (:mod:`helpers.models.gated_activation`, :mod:`helpers.models.roofline`).
+
+Used by: chapters/custom-operators.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Explorer of the distributed-analysis lesson: model size, GPUs and MFU -> time to train."""
+"""Explorer of the distributed-analysis lesson: model size, GPUs and MFU -> time to train.
+
+Used by: chapters/distributed-analysis.md.
+"""
 
 from __future__ import annotations
 

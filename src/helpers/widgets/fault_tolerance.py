@@ -3,6 +3,8 @@
 * :func:`checkpoint_explorer`: move the number of nodes, one node's MTBF, the checkpoint cost
   and the restart cost; see the job's MTBF, Young's and Daly's intervals and the goodput curve
   (:func:`helpers.models.checkpointing.goodput`).
+
+Used by: chapters/fault-tolerance.md.
 """
 
 from __future__ import annotations

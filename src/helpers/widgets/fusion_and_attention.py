@@ -5,6 +5,8 @@
   (:func:`helpers.figures.fusion_and_attention.traffic_figure`, from the tested models of
   :mod:`helpers.models.attention`). The static book shows it at its initial values, the ones
   the page discusses.
+
+Used by: chapters/fusion-and-attention.md.
 """
 
 from __future__ import annotations

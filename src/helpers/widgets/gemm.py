@@ -4,6 +4,8 @@
 wave and tile efficiencies, the tile's intensity and its shared-memory footprint. The drawing
 calls the tested models of :mod:`helpers.models.gemm`; the static book shows the initial
 values, which are the ones the page discusses.
+
+Used by: chapters/gemm.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 * :func:`peak_explorer`: for one GPU, pick a precision, move the SM count and the clock; the
   figure shows the peak of eq-peak-flops against the clock for that many SMs, the datasheet
   peak, and the roofline ridge the chosen point implies with the part's HBM bandwidth.
+
+Used by: chapters/gpu-architecture.md.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ def draw_peak(gpu: str, precision: str, sm_count: int, clock_mhz: float):
     spec = _by_name(gpu)
     u = gpu_peaks.fma_per_clock_per_sm(spec, precision)
     clocks_hz = np.linspace(0.5e9, 2.5e9, 50)
-    peaks = [gpu_peaks.peak_flop_per_s(sm_count, u, f) / units.T for f in clocks_hz]
-    here = gpu_peaks.peak_flop_per_s(sm_count, u, clock_mhz * units.M)
+    peaks = [gpu_peaks.sm_peak_flop_per_s(sm_count, u, f) / units.T for f in clocks_hz]
+    here = gpu_peaks.sm_peak_flop_per_s(sm_count, u, clock_mhz * units.M)
     ridge = roofline.ridge_intensity_flop_per_byte(here, spec.hbm_bytes_per_s)
     fig, ax = new_figure(height_in=3.2)
     ax.plot(clocks_hz / units.G, peaks, color=COLORS["compute"],

@@ -3,6 +3,8 @@
 * :func:`serving_explorer`: choose a model, a GPU, the prompt and answer lengths, the batch and
   the reserve; see the memory budget as a bar, whether the batch fits, and the TTFT and TPOT
   bounds (:mod:`helpers.models.inference`).
+
+Used by: chapters/inference-metrics.md.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
 outliers change the median's and the mean's confidence intervals. The timings are simulated
 (:func:`simulated_timings`: lognormal noise around a true median, plus rare slow outliers), so
 the truth is known and the reader can see which interval still covers it.
+
+Used by: chapters/measurement.md.
 """
 
 from __future__ import annotations

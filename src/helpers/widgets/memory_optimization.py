@@ -9,6 +9,8 @@
 
 Both call the tested models of :mod:`helpers.models.memory_access`. The static book shows
 each at its initial values, the ones the page discusses.
+
+Used by: chapters/memory-optimization.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 * :func:`break_even_explorer`: compile time, eager time per call and speedup; total time of
   ``N`` calls eager and compiled, and where they cross
   (:func:`helpers.models.compilation.break_even_calls`).
+
+Used by: chapters/ml-compilers.md.
 """
 
 from __future__ import annotations

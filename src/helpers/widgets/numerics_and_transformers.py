@@ -3,6 +3,8 @@
 Moves the model, the number formats of weights and KV cache, the batch and the context, and
 redraws :func:`helpers.figures.numerics_and_transformers.memory_figure`, which calls the
 tested models of :mod:`helpers.models.transformer`.
+
+Used by: chapters/numerics-and-transformers.md.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ the number of micro-batches go in; the model-state bytes per rank
 (:func:`helpers.models.parallelism.model_state_bytes_per_rank`, split into weights, gradients
 and optimizer state) against one GPU's memory, and the simulated 1F1B step with its bubble,
 come out.
+
+Used by: chapters/parallelism.md.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def draw_mesh(params_b: float = 70.0, dp: int = 8, tp: int = 8, pp: int = 4,
     for name, (w, g, k), color in parts:
         v = par.model_state_bytes_per_rank(n, dp=dp, tp=tp, pp=pp, zero_stage=zero_stage,
                                            weight_bytes_per_param=w, grad_bytes_per_param=g,
-                                           optimizer_bytes_per_param=k) / 1e9
+                                           optimizer_state_bytes_per_param=k) / 1e9
         ax_m.bar([0], [v], bottom=bottom, color=color, label=name, width=0.6)
         bottom += v
     cap = gpu.hbm_bytes / 1e9

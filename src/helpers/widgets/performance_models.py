@@ -8,6 +8,8 @@ page's prose discusses.
 * :func:`decode_explorer`: move the batch and the context length; H100 against H200.
 * :func:`amdahl_explorer`: make the GPU stages of a request faster; see the request.
 * :func:`queue_explorer`: move the utilization of an M/M/1 queue; formula and simulation.
+
+Used by: chapters/performance-models.md.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@
   the SLO on the wait and the queue cap; see the SLO attainment and goodput with and without
   the cap (Erlang C, M/M/c/K) and the servers needed with a reserve
   (:func:`helpers.models.queueing.mmc_servers_needed`).
+
+Used by: chapters/production-inference.md.
 """
 
 from __future__ import annotations

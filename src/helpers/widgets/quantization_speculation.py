@@ -6,6 +6,8 @@
   (:func:`helpers.figures.quantization_speculation.speedup_figure`, from the tested models of
   :mod:`helpers.models.speculative`). The static book shows it at its initial values, the ones
   the page discusses.
+
+Used by: chapters/quantization-and-speculation.md.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@
 
 It calls the tested models of :mod:`helpers.models.parallel_patterns`. The static book shows it
 at its initial values, the ones the page discusses.
+
+Used by: chapters/reduction-scan-histogram.md.
 """
 
 from __future__ import annotations

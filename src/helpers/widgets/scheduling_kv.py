@@ -3,6 +3,8 @@
 * :func:`serving_explorer`: move the arrival rate, the mean output length, the batch size and
   the token budget; the simulator (:mod:`helpers.sim.serving`) serves the same Poisson trace
   with static and continuous batching and the figure shows throughput and TTFT of both.
+
+Used by: chapters/scheduling-and-kv-cache.md.
 """
 
 from __future__ import annotations
