@@ -29,7 +29,7 @@ from helpers.labs import core
 from helpers.labs.core import new_result
 
 __all__ = ["PIPES_LAB", "PIPE_METRICS", "NVTX_RANGE", "pipe_cases", "case_arg", "parse_case",
-           "pipes_entry", "measure_pipes", "pipes_reference", "main"]
+           "pipes_entries", "measure_pipes", "sustained_clocks", "pipes_reference", "main"]
 
 #: The record's lab name and pages (its reference is ``labs/reference/h200/attention_pipes.json``).
 PIPES_LAB = core.Lab("attention_pipes", pages=("labs/attention.md",
@@ -88,30 +88,32 @@ SAFE_METRICS = ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "gpc__cycles
                 "launch__registers_per_thread", "sm__warps_active.avg.pct_of_peak_sustained_active")
 
 #: Seconds one case's ncu process may take, and the whole run (no case starts after it).
-CASE_TIMEOUT_S = 28.0
-RUN_BUDGET_S = 50.0
+CASE_TIMEOUT_S = 45.0
+RUN_BUDGET_S = 60.0
 #: Tokens (batch x N) and model width of every case: the attention lab's full sizes.
 TOKENS, HIDDEN = 16384, 2048
 
 
 def pipe_cases() -> list[dict]:
-    """The counted cases, most wanted first: the fused kernel in the configurations the lab's
-    shipped H200 reference chose (d = 64: 128 x 64 blocks, 8 warps, 4 stages; d = 128: 128 x 128
-    blocks, 3 stages, and 128 x 64 causal), at N = 4096, then SDPA, then short sequences."""
+    """The counted cases: the fused kernel in the configurations the lab's shipped H200
+    reference chose (d = 64: 128 x 64 blocks, 8 warps, 4 stages; d = 128: 128 x 128 blocks and
+    3 stages without a mask, 128 x 64 with it), at short and long sequences, causal and not;
+    then SDPA at N = 4096 for contrast. The fused cases run in one process (one kernel each),
+    each SDPA case in its own."""
     def case(impl, d, n, causal, bm=0, bn=0, warps=0, stages=0):
         return {"impl": impl, "head_dim": d, "seq_len": n, "causal": causal,
                 "batch": max(1, TOKENS // n), "n_heads": HIDDEN // d,
                 "config": ({"block_m": bm, "block_n": bn, "num_warps": warps,
                             "num_stages": stages} if impl == "fused" else None)}
 
-    return [case("fused", 64, 4096, False, 128, 64, 8, 4),
-            case("fused", 128, 4096, False, 128, 128, 8, 3),
-            case("sdpa", 64, 4096, False),
-            case("fused", 128, 4096, True, 128, 64, 8, 3),
-            case("fused", 64, 4096, True, 128, 64, 8, 4),
-            case("sdpa", 128, 4096, False),
-            case("fused", 64, 512, False, 128, 64, 8, 4),
-            case("fused", 128, 512, False, 128, 128, 8, 3)]
+    fused = []
+    for n in (4096, 512, 1024, 16384):
+        fused += [case("fused", 64, n, False, 128, 64, 8, 4),
+                  case("fused", 128, n, False, 128, 128, 8, 3)]
+    for n in (4096, 512):
+        fused += [case("fused", 64, n, True, 128, 64, 8, 4),
+                  case("fused", 128, n, True, 128, 64, 8, 3)]
+    return fused + [case("sdpa", 64, 4096, False), case("sdpa", 128, 4096, False)]
 
 
 def case_arg(case: dict) -> str:
@@ -171,76 +173,96 @@ def _compiled_meta(compiled) -> dict:
     return out
 
 
-def _counted_call(spec: str) -> None:
-    """The child under ncu: one warm call (compile), then one inside :data:`NVTX_RANGE`; prints
-    one ``BOOK_META`` line with the Triton kernel's registers, spills and shared memory."""
+def _make_call(case: dict):
+    """Inputs on the GPU and a call of the case's kernel (and the launch keeper, for fused)."""
     import torch
     import torch.nn.functional as F
 
-    case = parse_case(spec)
     d, n, causal = case["head_dim"], case["seq_len"], case["causal"]
     gen = torch.Generator().manual_seed(7)
     shape = (case["batch"], case["n_heads"], n, d)
     q, k, v = (torch.randn(shape, generator=gen).to("cuda", torch.bfloat16) for _ in range(3))
-    meta: dict = {}
     if case["impl"] == "fused":
         from helpers.kernels import attention as kern
 
         keep = _Keep(kern.attention_fwd_kernel)
-        fn = (lambda: kern.attention(q, k, v, causal=causal, kernel=keep, **case["config"]))
-    else:
-        keep = None
-        fn = (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-    fn()
-    torch.cuda.synchronize()
-    if keep is not None and keep.compiled is not None:
-        try:
-            meta = _compiled_meta(keep.compiled)
-        except Exception as exc:  # metadata is extra evidence; never fail the count for it
-            meta = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-    print("BOOK_META " + json.dumps(meta), flush=True)
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+        return (lambda: kern.attention(q, k, v, causal=causal, kernel=keep, **case["config"])), keep
+    return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), None
 
 
-def pipes_entry(case: dict, text: str | None = None, error: str | None = None,
-                dropped: list[str] | None = None) -> dict:
-    """One case's record from the ncu output ``text`` (kernels' metrics, summed counters and the
-    child's ``BOOK_META`` line), or its error."""
+def _counted_call(specs: str) -> None:
+    """The child under ncu, for each case of ``specs`` (``;``-separated :func:`case_arg`
+    words) in order: one warm call (compile), a ``BOOK_META`` line with the Triton kernel's
+    registers, spills and shared memory, then one call inside :data:`NVTX_RANGE`."""
+    import torch
+
+    for spec in specs.split(";"):
+        case = parse_case(spec)
+        fn, keep = _make_call(case)
+        fn()
+        torch.cuda.synchronize()
+        meta: dict = {"case": spec}
+        if keep is not None and keep.compiled is not None:
+            try:
+                meta.update(_compiled_meta(keep.compiled))
+            except Exception as exc:  # metadata is extra evidence; never fail the count for it
+                meta["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        print("BOOK_META " + json.dumps(meta), flush=True)
+        torch.cuda.nvtx.range_push(NVTX_RANGE)
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        del fn, keep
+        torch.cuda.empty_cache()
+
+
+def pipes_entries(cases: list[dict], text: str | None = None, error: str | None = None,
+                  dropped: list[str] | None = None) -> list[dict]:
+    """The records of ``cases``, counted in one ncu process whose output is ``text``: the
+    i-th kernel launch in the range and the i-th ``BOOK_META`` line belong to the i-th case
+    (each case's call launches one kernel; a different count is recorded as an error)."""
     from helpers.profiling import ncu
 
-    entry = dict(case)
-    if dropped:
-        entry["dropped_metrics"] = list(dropped)
-    if error is not None:
-        entry["error"] = error[:600]
+    entries = [dict(c) for c in cases]
+    for e in entries:
+        if dropped:
+            e["dropped_metrics"] = list(dropped)
+        if error is not None:
+            e["error"] = error[:600]
     if text is None:
-        return entry
-    for line in text.splitlines():
-        if line.startswith("BOOK_META "):
-            entry["triton_meta"] = json.loads(line[len("BOOK_META "):])
+        return entries
+    metas = [json.loads(line[len("BOOK_META "):]) for line in text.splitlines()
+             if line.startswith("BOOK_META ")]
     rows = ncu.parse_csv(text, keep_unknown_units=True)
-    entry["kernels"] = [{"name": r.kernel[:160], "block_size": r.block_size,
-                         "grid_size": r.grid_size, "metrics": r.metrics,
-                         "units": r.units} for r in rows]
-    return entry
+    kernels = [{"name": r.kernel[:160], "block_size": r.block_size, "grid_size": r.grid_size,
+                "metrics": r.metrics, "units": r.units} for r in rows]
+    if len(rows) != len(cases):
+        entries[0]["all_kernels"] = kernels
+        for e in entries:
+            e["error"] = (f"ncu profiled {len(rows)} kernels for {len(cases)} cases; all are "
+                          f"kept in the first case's all_kernels")
+        return entries
+    for e, k, m in zip(entries, kernels, metas + [None] * (len(entries) - len(metas))):
+        e["kernels"] = [k]
+        if m is not None:
+            e["triton_meta"] = m
+    return entries
 
 
-def _run_case(case: dict, metrics: list[str], env: dict, raw_dir: Path) -> dict:
-    """ncu on one case, dropping (up to a few) metrics ncu says it cannot find."""
+def _run_group(cases: list[dict], metrics: list[str], env: dict, raw_dir: Path,
+               timeout_s: float) -> list[dict]:
+    """ncu on one process counting ``cases``, dropping metrics ncu says it cannot find."""
     from helpers.profiling import ncu
 
-    target = [sys.executable, "-m", "helpers.labs.attention_pipes", "--pipes-call",
-              case_arg(case)]
+    words = ";".join(case_arg(c) for c in cases)
+    target = [sys.executable, "-m", "helpers.labs.attention_pipes", "--pipes-call", words]
     dropped: list[str] = []
     metrics = list(metrics)
     errors = []
     for _ in range(4):
         try:
             text = ncu.run_ncu_text(target, metrics=metrics, nvtx_range=NVTX_RANGE,
-                                    timeout_s=CASE_TIMEOUT_S, env=env, print_units="base")
+                                    timeout_s=timeout_s, env=env, print_units="base")
         except ncu.NcuNotFound:
             raise
         except ncu.NcuError as exc:
@@ -255,17 +277,18 @@ def _run_case(case: dict, metrics: list[str], env: dict, raw_dir: Path) -> dict:
                 dropped += [m for m in metrics if m not in SAFE_METRICS]
                 metrics = [m for m in metrics if m in SAFE_METRICS] or list(SAFE_METRICS)
                 continue
-            return pipes_entry(case, error=" | ".join(errors), dropped=dropped)
-        (raw_dir / f"{case_arg(case).replace(',', '_')}.txt").write_text(text)
+            return pipes_entries(cases, error=" | ".join(errors), dropped=dropped)
+        (raw_dir / f"{case_arg(cases[0]).replace(',', '_')}_x{len(cases)}.txt").write_text(text)
         try:
-            entry = pipes_entry(case, text, dropped=dropped)
+            entries = pipes_entries(cases, text, dropped=dropped)
         except Exception as exc:
-            entry = pipes_entry(case, error=f"parse: {type(exc).__name__}: {exc}",
-                                dropped=dropped)
+            entries = pipes_entries(cases, error=f"parse: {type(exc).__name__}: {exc}",
+                                    dropped=dropped)
         if errors:
-            entry["retried_after"] = errors
-        return entry
-    return pipes_entry(case, error="too many unknown metrics", dropped=dropped)
+            for e in entries:
+                e["retried_after"] = errors
+        return entries
+    return pipes_entries(cases, error="too many unknown metrics", dropped=dropped)
 
 
 def measure_pipes(out_dir, cases: list[dict] | None = None) -> Path:
@@ -306,16 +329,92 @@ def measure_pipes(out_dir, cases: list[dict] | None = None) -> Path:
                         hidden=HIDDEN)
     result["measurements"]["cases"] = entries = []
     path = core.save_result(result, out)
-    for case in cases:
-        if time.monotonic() - start > RUN_BUDGET_S:
-            entries.append(dict(case, error="skipped: the run's time budget was spent"))
+    groups = [[c for c in cases if c["impl"] == "fused"]] + [[c] for c in cases
+                                                             if c["impl"] != "fused"]
+    for group in (g for g in groups if g):
+        left = RUN_BUDGET_S - (time.monotonic() - start)
+        if left < 8:
+            entries += [dict(c, error="skipped: the run's time budget was spent") for c in group]
             continue
-        entries.append(_run_case(case, metrics, env, raw_dir))
+        got = _run_group(group, metrics, env, raw_dir, min(CASE_TIMEOUT_S, left))
+        left = RUN_BUDGET_S - (time.monotonic() - start)
+        if len(group) > 1 and all("error" in e for e in got) and left > 20:
+            # the one process failed: count the two most wanted cases on their own
+            got = [e for c in group[:2] for e in _run_group([c], metrics, env, raw_dir,
+                                                              min(CASE_TIMEOUT_S, left / 2))] + got[2:]
+        entries += got
         entries[-1]["elapsed_s"] = round(time.monotonic() - start, 1)
         path = core.save_result(result, out)
-        print(f"attention_pipes: {case_arg(case)} done at {entries[-1]['elapsed_s']} s",
-              file=sys.stderr, flush=True)
+        print(f"attention_pipes: {len(group)} case(s) from {case_arg(group[0])} done at "
+              f"{entries[-1]['elapsed_s']} s", file=sys.stderr, flush=True)
+    left = RUN_BUDGET_S + 15 - (time.monotonic() - start)
+    sus = [c for c in cases if c["impl"] == "fused" and c["seq_len"] == 4096 and not c["causal"]]
+    if left > 4 * len(sus):
+        result["measurements"]["sustained"] = sustained_clocks(sus, seconds=min(2.0, left / 4))
+    else:
+        result["measurements"]["sustained"] = [dict(c, error="skipped: no time left") for c in sus]
     return core.save_result(result, out)
+
+
+def sustained_clocks(cases: list[dict], seconds: float = 2.0) -> list[dict]:
+    """Each case's kernel run back to back for ``seconds`` while ``nvidia-smi`` samples the SM
+    clock and the power every 100 ms: the clock the kernel runs at under sustained load (ncu's
+    single counted call sees the clock of a short burst), with the calls' median time by CUDA
+    events. Samples of the first quarter (the ramp) are dropped."""
+    import shutil
+    import statistics
+    import subprocess
+
+    import torch
+
+    smi = shutil.which("nvidia-smi")
+    out = []
+    for case in cases:
+        entry = dict(case)
+        try:
+            fn, _ = _make_call(case)
+            fn()
+            torch.cuda.synchronize()
+            proc = (subprocess.Popen([smi, "--query-gpu=clocks.sm,power.draw,temperature.gpu",
+                                      "--format=csv,noheader,nounits", "-lms", "100"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                    if smi else None)
+            times = []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < seconds:
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                for _ in range(5):
+                    fn()
+                b.record()
+                b.synchronize()
+                times.append(a.elapsed_time(b) / 5 * 1e-3)
+            if proc is not None:
+                proc.terminate()
+                text = proc.communicate(timeout=5)[0]
+                samples = []
+                for line in text.splitlines():
+                    parts = [x.strip() for x in line.split(",")]
+                    try:
+                        samples.append([float(x) for x in parts[:3]])
+                    except ValueError:
+                        continue
+                keep = samples[len(samples) // 4:]
+                entry["smi_samples"] = samples[:60]
+                if keep:
+                    entry["sm_clock_mhz_median"] = statistics.median(x[0] for x in keep)
+                    entry["power_w_median"] = statistics.median(x[1] for x in keep)
+            steady = times[len(times) // 4:] or times
+            entry["median_s"] = statistics.median(steady)
+            entry["n_reps"] = 5 * len(steady)
+            entry["p20_s"], entry["p80_s"] = (sorted(steady)[int(0.2 * (len(steady) - 1))],
+                                              sorted(steady)[int(0.8 * (len(steady) - 1))])
+            del fn
+            torch.cuda.empty_cache()
+        except Exception as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        out.append(entry)
+    return out
 
 
 def pipes_reference() -> dict | None:

@@ -974,3 +974,107 @@ def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: floa
     l2 = flash2_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element, **kw)
     return two_level_time_s(f, dram, l2, compute_flop_per_s=compute_flop_per_s,
                             dram_bytes_per_s=dram_bytes_per_s, l2_bytes_per_s=l2_bytes_per_s)
+
+
+# --- inside the SM: the pipes a FlashAttention-2 loop keeps busy ------------------------------
+
+def flash2_program_tiles(seq_len: int, *, block_rows: int, block_cols: int,
+                         causal: bool = False) -> list[int]:
+    r"""Key/value tiles each program of a FlashAttention-2 forward computes, per query block.
+
+    .. math:: t_i = \lceil N / B_c \rceil, \qquad
+              t_i^\text{causal} = \lceil \min((i + 1) B_r,\ N) / B_c \rceil,
+              \qquad i = 0 \dots \lceil N / B_r \rceil - 1
+
+    Program :math:`i` owns query rows :math:`i B_r \dots (i+1) B_r - 1` and computes a full
+    :math:`B_r \times B_c` tile of scores per key block it visits (a tile cut by the sequence's
+    end or by the diagonal is computed whole and masked). Without a mask it visits every key
+    block; with the causal mask, the blocks up to the one holding its last row (the book's
+    kernel: the blocks below the diagonal unmasked, the ones on it masked; :math:`B_r` a
+    multiple of :math:`B_c`). The causal count is :math:`T_r (T_r + 1) / 2` tiles of
+    :math:`B_r^2` scores (for :math:`B_c = B_r`), not the :math:`N^2 / 2` of the FLOP
+    convention: the diagonal tiles are computed in full.
+
+    Parameters
+    ----------
+    seq_len : int
+        :math:`N`.
+    block_rows, block_cols : int
+        :math:`B_r` query rows and :math:`B_c` keys per tile (:math:`B_r` a multiple of
+        :math:`B_c` when causal).
+    causal : bool
+        Whether the causal mask is applied.
+
+    Returns
+    -------
+    list of int
+        :math:`t_i` for each query block, in launch order.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 (the outer loop over query blocks, the inner loop
+    over key blocks) and Section 3.1 (causal masking: blocks above the diagonal skipped, one
+    block per row of blocks masked); ``helpers.kernels.attention.attention_fwd_kernel``.
+
+    Examples
+    --------
+    >>> flash2_program_tiles(512, block_rows=128, block_cols=64, causal=True)
+    [2, 4, 6, 8]
+    """
+    _checks.boolean("causal", causal)
+    n = positive_int("seq_len", seq_len)
+    br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
+    if causal and br % bc:
+        raise ValueError(f"block_rows must be a multiple of block_cols when causal, got "
+                         f"block_rows={br!r}, block_cols={bc!r}")
+    tr = math.ceil(n / br)
+    if not causal:
+        return [math.ceil(n / bc)] * tr
+    return [math.ceil(min((i + 1) * br, n) / bc) for i in range(tr)]
+
+
+def list_schedule_makespan(durations, workers: int) -> float:
+    r"""Time until the last of ``durations`` ends, each started in order on the first free worker.
+
+    .. math:: T = \max_k f_k, \qquad f_k = \min_w a_w + t_k, \ a_w \leftarrow f_k
+
+    Graham's list scheduling: job :math:`k` starts when the earliest-free worker :math:`w`
+    becomes free (at :math:`a_w`). A GPU's block scheduler places thread blocks this way, in
+    launch order, as slots free up. For :math:`J` equal jobs it is
+    :math:`\lceil J / W \rceil\, t` (whole waves).
+
+    Parameters
+    ----------
+    durations : sequence of float
+        Job durations :math:`t_k` (>= 0, any unit), in launch order.
+    workers : int
+        :math:`W` (>= 1).
+
+    Returns
+    -------
+    float
+        :math:`T`, in the unit of ``durations``.
+
+    References
+    ----------
+    R. L. Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math. 17(2),
+    1969 (list scheduling). NVIDIA, CUDA C++ Programming Guide, "Hardware Implementation"
+    (blocks are distributed to multiprocessors with available execution capacity).
+
+    Examples
+    --------
+    >>> list_schedule_makespan([1.0] * 5, 2)
+    3.0
+    """
+    import heapq
+
+    w = positive_int("workers", workers)
+    _checks.sequence("durations", durations, min_len=1)
+    _checks.positive_array("durations", durations, allow_zero=True)
+    free = [0.0] * w
+    end = 0.0
+    for t in np.asarray(durations, dtype=np.float64).ravel():
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + float(t))
+        end = max(end, start + float(t))
+    return end
