@@ -6,7 +6,9 @@
 * :func:`sdpa_attention`: ``torch.nn.functional.scaled_dot_product_attention`` with the
   backend torch picks (not forced).
 
-Neither imports Triton, so both run on any CPU.
+Neither imports Triton, so both run on any CPU. With them, what the lab records of SDPA's
+choice: :func:`sdpa_kernels` (the kernels one call ran, from the profiler) and
+:func:`sdpa_backends` (the backends torch has enabled).
 
 >>> import torch
 >>> g = torch.Generator().manual_seed(0)
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["naive_attention", "sdpa_attention"]
+__all__ = ["naive_attention", "sdpa_attention", "kernel_names", "sdpa_kernels", "sdpa_backends"]
 
 
 def naive_attention(q, k, v, *, causal: bool = False, mask=None):
@@ -44,3 +46,50 @@ def sdpa_attention(q, k, v, *, causal: bool = False):
     import torch.nn.functional as F
 
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def kernel_names(events, limit: int = 8) -> list[str]:
+    """Names of the device kernels among profiler events (``key_averages()`` rows), longest
+    first. A row is a kernel when its ``device_type`` is CUDA; the CUDA activity also records
+    host-side runtime calls (``cudaLaunchKernel``), whose device type is the CPU, and copies and
+    fills, which name no backend. (Filtering by name prefix, as the first version did, also
+    dropped cuDNN's kernels, whose names begin with ``cudnn``.)"""
+    from torch.autograd import DeviceType
+
+    def device_time(e):
+        return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0) or 0
+
+    kernels = [e for e in events
+               if getattr(e, "device_type", None) == DeviceType.CUDA
+               and not e.key.startswith(("Memset", "Memcpy"))]
+    kernels.sort(key=lambda e: -device_time(e))
+    return [e.key[:120] for e in kernels][:limit]
+
+
+def sdpa_kernels(q, k, v, causal: bool) -> list[str]:
+    """Names of the GPU kernels one SDPA call runs (from the profiler), or ["unknown: ..."]."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        sdpa_attention(q, k, v, causal=causal)  # warm: the first call may pick or build a plan
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            sdpa_attention(q, k, v, causal=causal)
+            torch.cuda.synchronize()
+        names = kernel_names(prof.key_averages())
+        return names or ["unknown: the profiler recorded no device kernel"]
+    except Exception as exc:  # the profiler is optional evidence; never fail the run for it
+        return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
+
+
+def sdpa_backends() -> dict:
+    """Which SDPA backends torch has enabled (it picks among them per call)."""
+    import torch
+
+    out = {}
+    for name in ("flash", "mem_efficient", "math", "cudnn"):
+        fn = getattr(torch.backends.cuda, f"{name}_sdp_enabled", None)
+        if fn is not None:
+            out[name] = bool(fn())
+    return out

@@ -30,8 +30,8 @@ Page: ``labs/attention.md`` (the model, this runner's result, the H200 reference
 exercise). Run as
 ``python -m helpers.labs.attention --out DIR [--size small|full] [--device cpu|cuda]``.
 
-Additions to the lab framework, kept in this module: :func:`grade_attention` and
-:func:`grade_attention_speed` (the grader of the page's exercise). What the page computes from
+The grader of the page's exercise, :func:`grade_attention` and :func:`grade_attention_speed`,
+lives in :mod:`helpers.labs.attention_grading` (imported here). What the page computes from
 a result (rows, tables, the prose's numbers) is in :mod:`helpers.labs.analysis.attention`.
 
 Implementations and records kept elsewhere: the naive and SDPA paths are in
@@ -52,9 +52,12 @@ from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
-from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
 from helpers.kernels.attention_torch import naive_attention, sdpa_attention
+from helpers.kernels.attention_torch import kernel_names as _kernel_names
+from helpers.kernels.attention_torch import sdpa_backends as _sdpa_backends
+from helpers.kernels.attention_torch import sdpa_kernels as _sdpa_kernels
+from helpers.labs.attention_grading import grade_attention, grade_attention_speed
 from helpers.models import attention as model
 
 __all__ = ["LAB", "CLAIMS", "PROGRAMS_PER_SM", "GPU", "FULL_HIDDEN", "FULL_TOKENS",
@@ -239,41 +242,6 @@ def measure_kernel_checks(gen) -> dict:
     return {"device": device, "interpreted": kern.INTERPRETED, "cases": cases}
 
 
-def _kernel_names(events, limit: int = 8) -> list[str]:
-    """Names of the device kernels among profiler events (``key_averages()`` rows), longest
-    first. A row is a kernel when its ``device_type`` is CUDA; the CUDA activity also records
-    host-side runtime calls (``cudaLaunchKernel``), whose device type is the CPU, and copies and
-    fills, which name no backend. (Filtering by name prefix, as the first version did, also
-    dropped cuDNN's kernels, whose names begin with ``cudnn``.)"""
-    from torch.autograd import DeviceType
-
-    def device_time(e):
-        return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0) or 0
-
-    kernels = [e for e in events
-               if getattr(e, "device_type", None) == DeviceType.CUDA
-               and not e.key.startswith(("Memset", "Memcpy"))]
-    kernels.sort(key=lambda e: -device_time(e))
-    return [e.key[:120] for e in kernels][:limit]
-
-
-def _sdpa_kernels(q, k, v, causal: bool) -> list[str]:
-    """Names of the GPU kernels one SDPA call runs (from the profiler), or ["unknown: ..."]."""
-    try:
-        import torch
-        from torch.profiler import ProfilerActivity, profile
-
-        sdpa_attention(q, k, v, causal=causal)  # warm: the first call may pick or build a plan
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            sdpa_attention(q, k, v, causal=causal)
-            torch.cuda.synchronize()
-        names = _kernel_names(prof.key_averages())
-        return names or ["unknown: the profiler recorded no device kernel"]
-    except Exception as exc:  # the profiler is optional evidence; never fail the run for it
-        return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
-
-
 def _choose_config(q, k, v, causal: bool, gen, device: str, d: int) -> tuple[dict, list]:
     """Try :func:`fused_configs` on these inputs; return the fastest and every attempt."""
     from helpers.kernels import attention as kern
@@ -369,92 +337,10 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def _sdpa_backends() -> dict:
-    """Which SDPA backends torch has enabled (it picks among them per call)."""
-    import torch
-
-    out = {}
-    for name in ("flash", "mem_efficient", "math", "cudnn"):
-        fn = getattr(torch.backends.cuda, f"{name}_sdp_enabled", None)
-        if fn is not None:
-            out[name] = bool(fn())
-    return out
-
-
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
 
 
-
-
-# --- grading --------------------------------------------------------------------------------
-
-def _grading_shape(device: str) -> tuple[tuple[int, int, int], dict, str]:
-    """(shape, launch settings, dtype name): tiny fp32 blocks on a CPU, bf16 defaults on a GPU."""
-    if device.startswith("cuda"):
-        return (4, 1000, 64), {}, "bfloat16"
-    return (2, 75, 16), {"block_m": 32, "block_n": 16}, "float32"
-
-
-def grade_attention(kernel, device: str | None = None, trials: int = 2) -> Verdict:
-    """Correctness of a reader's fused attention kernel (same signature as
-    :func:`helpers.kernels.attention.attention_fwd_kernel`), without and with the causal
-    mask, on fresh random inputs whose length is not a multiple of a block; the output is
-    poisoned with NaN first and compared with float64."""
-    import torch
-
-    from helpers.kernels import attention as kern
-
-    device = device or lab_device()
-    shape, launch, dtype_name = _grading_shape(device)
-    dtype = getattr(torch, dtype_name)
-
-    def make(gen):
-        return _inputs(shape, gen, device, dtype)
-
-    atol = TOLERANCE[dtype_name]
-    for causal in (False, True):
-        v = check_outputs(
-            lambda q, k, v, o: kern.attention(q, k, v, causal=causal, out=o, kernel=kernel,
-                                              **launch),
-            lambda q, k, v: kern.attention_reference(q, k, v, causal=causal), make,
-            name="fused attention kernel", trials=trials, make_output=lambda q, k, v: torch.empty_like(q),
-            rtol=0.0, atol=atol, device=device)
-        if not v.passed:
-            v.reasons.insert(0, "causal" if causal else "no mask")
-            return v
-    return Verdict("fused attention kernel", "PASS",
-                   [f"matches a float64 reference without and with the causal mask on "
-                    f"{trials} fresh random inputs each"])
-
-
-def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096,
-                          min_fraction: float = 0.5) -> Verdict | None:
-    """Speed of a reader's kernel against SDPA on a GPU (None on a CPU): PASS when it reaches
-    ``min_fraction`` of SDPA's speed at ``seq_len``, d = 64, no mask; INCONCLUSIVE if noisy.
-
-    The default asks half of SDPA's speed of the page's exercise, a plain loop with a mask on
-    every block; the book's own kernel aims at 80 % (:func:`fused_vs_sdpa` reports it)."""
-    import torch
-
-    from helpers.kernels import attention as kern
-
-    device = device or lab_device()
-    if not device.startswith("cuda"):
-        return None
-    gen = torch.Generator().manual_seed(11)
-    heads = FULL_HIDDEN // 64
-    q, k, v = _inputs((max(1, FULL_TOKENS // seq_len), heads, seq_len, 64), gen, device,
-                      torch.bfloat16)
-    mine_fn = (lambda: kern.attention(q, k, v, kernel=kernel))
-    _checked("your kernel", mine_fn, q, k, v, False, gen, "bfloat16")
-    mine = LAB.bench(mine_fn, device, "your_attention")
-    sdpa = LAB.bench(lambda: sdpa_attention(q, k, v), device, "sdpa")
-    flop = model.attention_flop(seq_len, 64, n_heads=heads, batch=q.shape[0])
-    print(f"your kernel: {flop / mine.median_s / 1e12:.3g} TFLOP/s, SDPA "
-          f"{flop / sdpa.median_s / 1e12:.3g} TFLOP/s")
-    return check_performance(mine.median_s, sdpa.median_s, name="fused attention speed vs SDPA",
-                             spread=max(mine.spread, sdpa.spread), min_fraction=min_fraction)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1078,3 +1078,172 @@ def list_schedule_makespan(durations, workers: int) -> float:
         heapq.heappush(free, start + float(t))
         end = max(end, start + float(t))
     return end
+
+
+def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
+                       tensor_fma_per_clock: float, sfu_ops_per_clock: float,
+                       fma_ops_per_clock: float, alu_ops_per_clock: float,
+                       fma_ops_per_score: float, alu_ops_per_score: float,
+                       exp_per_score: float = 1.0) -> dict:
+    r"""SM cycles of one :math:`B_r \times B_c` tile of a FlashAttention-2 loop, per pipe.
+
+    .. math::
+
+        c_\text{tensor} = \frac{2 B_r B_c d}{R_\text{TC}}, \quad
+        c_\text{exp} = \frac{e B_r B_c + B_r}{R_\text{SFU}}, \quad
+        c_\text{fma} = \frac{f B_r B_c + B_r d}{R_\text{FMA}}, \quad
+        c_\text{alu} = \frac{a B_r B_c}{R_\text{ALU}}
+
+    The two products (:math:`S = QK^\top` and :math:`PV`, :math:`B_r B_c d` multiply-adds
+    each) on the tensor cores; :math:`e` exponentials per score (``exp2`` of the shifted,
+    scaled score) and one per row (the rescale factor :math:`\alpha = 2^{m_\text{old} -
+    m_\text{new}}`) on the special-function units; :math:`f` FP32 operations per score on the
+    FMA pipe (scale and shift, the row sum) plus the rescale of the :math:`B_r \times d`
+    accumulator; :math:`a` per score on the ALU pipe (the row max, the conversion of
+    :math:`P` to bf16). Rates are per clock per SM.
+
+    Parameters
+    ----------
+    head_dim : int
+        :math:`d`.
+    block_rows, block_cols : int
+        :math:`B_r`, :math:`B_c`.
+    tensor_fma_per_clock, sfu_ops_per_clock, fma_ops_per_clock, alu_ops_per_clock : float
+        :math:`R_\text{TC}` (dense multiply-adds), :math:`R_\text{SFU}`, :math:`R_\text{FMA}`,
+        :math:`R_\text{ALU}` (thread operations) per clock per SM.
+    fma_ops_per_score, alu_ops_per_score : float
+        :math:`f`, :math:`a` (>= 0).
+    exp_per_score : float
+        :math:`e` (default 1).
+
+    Returns
+    -------
+    dict
+        ``tensor``, ``exp``, ``fma``, ``alu`` (cycles) and ``total``, their sum.
+
+    Assumptions
+    -----------
+    The four run one after another (``total`` is the sum): in a FlashAttention-2 loop without
+    warp specialization the softmax of a tile needs that tile's :math:`S`, and its :math:`P`
+    feeds the second product, so a warp group waits for each step before the next (Shah et al.
+    2024, Section 3.1, which overlaps them with ping-pong scheduling instead).
+
+    References
+    ----------
+    J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani and T. Dao, "FlashAttention-3: Fast
+    and Accurate Attention with Asynchrony and Low-precision", arXiv:2407.08608 (2024),
+    Section 3.1 (H100 SXM5: 989 TFLOP/s of bf16 products against 3.9 TFLOP/s of special
+    functions, so the exponentials can take a large share of the time); Dao 2023
+    (FlashAttention-2), Algorithm 1 (the per-tile steps); NVIDIA H100 Tensor Core GPU
+    Architecture whitepaper (2022), the SM: 4 tensor cores and 128 FP32 lanes per SM.
+
+    Examples
+    --------
+    >>> c = flash2_tile_cycles(64, block_rows=128, block_cols=64, tensor_fma_per_clock=2048,
+    ...     sfu_ops_per_clock=16, fma_ops_per_clock=128, alu_ops_per_clock=64,
+    ...     fma_ops_per_score=2, alu_ops_per_score=1.5)
+    >>> c["tensor"], c["exp"]
+    (512.0, 520.0)
+    """
+    d = positive_int("head_dim", head_dim)
+    br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
+    r_tc = positive("tensor_fma_per_clock", tensor_fma_per_clock)
+    r_sfu = positive("sfu_ops_per_clock", sfu_ops_per_clock)
+    r_fma = positive("fma_ops_per_clock", fma_ops_per_clock)
+    r_alu = positive("alu_ops_per_clock", alu_ops_per_clock)
+    f = positive("fma_ops_per_score", fma_ops_per_score, allow_zero=True)
+    a = positive("alu_ops_per_score", alu_ops_per_score, allow_zero=True)
+    e = positive("exp_per_score", exp_per_score, allow_zero=True)
+    scores = float(br * bc)
+    out = {"tensor": 2.0 * scores * d / r_tc, "exp": (e * scores + br) / r_sfu,
+           "fma": (f * scores + br * d) / r_fma, "alu": a * scores / r_alu}
+    out["total"] = out["tensor"] + out["exp"] + out["fma"] + out["alu"]
+    return out
+
+
+def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int,
+                                 block_cols: int, sm_count: int, clock_hz: float,
+                                 tensor_fma_per_clock: float, sfu_ops_per_clock: float,
+                                 fma_ops_per_clock: float, alu_ops_per_clock: float,
+                                 fma_ops_per_score: float, alu_ops_per_score: float,
+                                 exp_per_score: float = 1.0, program_overhead_cycles: float = 0.0,
+                                 programs_per_sm: int = 1, n_heads: int = 1, batch: int = 1,
+                                 causal: bool = False) -> float:
+    r"""Predicted time (s) of a FlashAttention-2 forward from its SMs' pipes, tile by tile.
+
+    .. math::
+
+        c_i = c_0 + r\, t_i\, c_\text{tile}, \qquad
+        T = \frac{1}{f}\,\operatorname{LS}\bigl(\{c_i\}_{\text{programs}},\ r\,S\bigr)
+
+    Each program :math:`i` computes :math:`t_i` tiles (:func:`flash2_program_tiles`) of
+    :math:`c_\text{tile}` cycles each (:func:`flash2_tile_cycles`, the pipes one after
+    another) plus a fixed :math:`c_0` (loading its query block and the first key blocks,
+    storing its output: latency, not pipe work). The :math:`B H \lceil N/B_r \rceil` programs
+    are placed in launch order on :math:`S` SMs holding :math:`r` programs each
+    (:func:`list_schedule_makespan`); programs resident together share their SM's pipes, so
+    each runs at :math:`1/r` of the pipes' rate. :math:`f` is the SM clock.
+
+    Parameters
+    ----------
+    seq_len, head_dim : int
+        :math:`N`, :math:`d`.
+    block_rows, block_cols : int
+        :math:`B_r`, :math:`B_c` of the launch.
+    sm_count : int
+        :math:`S`.
+    clock_hz : float
+        :math:`f` (Hz).
+    tensor_fma_per_clock, sfu_ops_per_clock, fma_ops_per_clock, alu_ops_per_clock : float
+        Per-SM rates, as in :func:`flash2_tile_cycles`.
+    fma_ops_per_score, alu_ops_per_score, exp_per_score : float
+        Operations per score, as in :func:`flash2_tile_cycles`.
+    program_overhead_cycles : float
+        :math:`c_0` (cycles, >= 0).
+    programs_per_sm : int
+        :math:`r`, programs resident per SM (the occupancy of the launch).
+    n_heads, batch : int
+        :math:`H`, :math:`B`.
+    causal : bool
+        The causal mask (tiles above the diagonal skipped).
+
+    Returns
+    -------
+    float
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Memory is not the limit (the two-level model's HBM and L2 times are far below this one
+    for the lab's kernel: :func:`two_level_time_s`); the pipes of one SM do not overlap
+    (:func:`flash2_tile_cycles`); the clock is constant over the run.
+
+    References
+    ----------
+    Shah et al. 2024 (FlashAttention-3), Section 3.1; Dao 2023 (FlashAttention-2), Algorithm 1
+    and Section 3.2 (one program per query block and head); Graham 1969 (list scheduling).
+
+    Examples
+    --------
+    >>> t = flash2_attention_pipe_time_s(4096, 64, block_rows=128, block_cols=64, sm_count=132,
+    ...     clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
+    ...     fma_ops_per_clock=128, alu_ops_per_clock=64, fma_ops_per_score=2,
+    ...     alu_ops_per_score=1.5, n_heads=32, batch=4)
+    >>> round(t * 1e3, 3)
+    1.585
+    """
+    c = flash2_tile_cycles(head_dim, block_rows=block_rows, block_cols=block_cols,
+                           tensor_fma_per_clock=tensor_fma_per_clock,
+                           sfu_ops_per_clock=sfu_ops_per_clock, fma_ops_per_clock=fma_ops_per_clock,
+                           alu_ops_per_clock=alu_ops_per_clock,
+                           fma_ops_per_score=fma_ops_per_score, alu_ops_per_score=alu_ops_per_score,
+                           exp_per_score=exp_per_score)["total"]
+    s = positive_int("sm_count", sm_count)
+    f = positive("clock_hz", clock_hz)
+    c0 = positive("program_overhead_cycles", program_overhead_cycles, allow_zero=True)
+    r = positive_int("programs_per_sm", programs_per_sm)
+    slices = positive_int("n_heads", n_heads) * positive_int("batch", batch)
+    tiles = flash2_program_tiles(seq_len, block_rows=block_rows, block_cols=block_cols,
+                                 causal=causal)
+    programs = [c0 + r * t * c for t in tiles] * slices
+    return list_schedule_makespan(programs, s * r) / f
