@@ -75,3 +75,76 @@ def test_list_schedule_limits():
                 lambda: att.list_schedule_makespan([], 2)):
         with pytest.raises(ValueError):
             bad()
+
+
+# --- per-tile cycles and the time they add up to -------------------------------------------------
+
+from helpers import specs  # noqa: E402
+
+H200 = specs.H200_SXM
+RATES = dict(tensor_fma_per_clock=H200.tensor_fma_per_clock_per_sm["bf16"], sfu_ops_per_clock=16,
+             fma_ops_per_clock=H200.fp32_lanes_per_sm, alu_ops_per_clock=64)
+
+
+def test_the_tensor_term_is_the_datasheet_peak_and_the_sfu_rate_is_the_papers():
+    # the products of a tile at the per-SM rate, on every SM at the tensor clock: the bf16 peak
+    c = att.flash2_tile_cycles(128, block_rows=128, block_cols=128, fma_ops_per_score=0,
+                               alu_ops_per_score=0, **RATES)
+    flop = 4 * 128 * 128 * 128
+    rate = flop / c["tensor"] * H200.sm_count * H200.tensor_boost_clock_hz
+    assert rate == pytest.approx(H200.peak_flop_per_s("bf16"), rel=1e-3)
+    # FlashAttention-3, Section 3.1: 3.9 TFLOP/s of special functions on an H100 SXM5, the
+    # same SM count and clock as the H200
+    sfu = RATES["sfu_ops_per_clock"] * H200.sm_count * H200.tensor_boost_clock_hz
+    assert sfu == pytest.approx(3.9e12, rel=0.01)
+    assert H200.peak_flop_per_s("bf16") / sfu == pytest.approx(256, rel=1e-3)
+    # one exponential per score costs as long as the products at d = 64, half as long at 128
+    for d, ratio in ((64, 1.0), (128, 0.5)):
+        c = att.flash2_tile_cycles(d, block_rows=128, block_cols=64, fma_ops_per_score=0,
+                                   alu_ops_per_score=0, **RATES)
+        assert (c["exp"] - 128 / 16) / c["tensor"] == pytest.approx(ratio)
+
+
+def test_tile_terms_count_every_operation_once():
+    c = att.flash2_tile_cycles(64, block_rows=128, block_cols=64, fma_ops_per_score=3,
+                               alu_ops_per_score=1.5, exp_per_score=1, **RATES)
+    scores = 128 * 64
+    assert c["exp"] == (scores + 128) / 16                 # one per score, one per row (alpha)
+    assert c["fma"] == (3 * scores + 128 * 64) / 128       # and the accumulator's rescale
+    assert c["alu"] == 1.5 * scores / 64
+    assert c["total"] == c["tensor"] + c["exp"] + c["fma"] + c["alu"]
+    zero = att.flash2_tile_cycles(64, block_rows=128, block_cols=64, fma_ops_per_score=0,
+                                  alu_ops_per_score=0, exp_per_score=0, **RATES)
+    assert zero["alu"] == 0 and zero["exp"] == 128 / 16
+
+
+def pipe_time(n, d, **kw):
+    args = dict(block_rows=128, block_cols=64, sm_count=132, clock_hz=H200.tensor_boost_clock_hz,
+                fma_ops_per_score=3, alu_ops_per_score=1.5, n_heads=32, batch=16384 // n)
+    args.update(RATES)
+    args.update(kw)
+    return att.flash2_attention_pipe_time_s(n, d, **args)
+
+
+def test_pipe_time_is_the_peak_time_when_only_the_products_count():
+    # whole waves (4096 programs would be 31.03 waves of 132: take 132 x 32 programs)
+    t = pipe_time(4096, 64, sfu_ops_per_clock=1e30, fma_ops_per_clock=1e30,
+                  alu_ops_per_clock=1e30, n_heads=33, batch=4)
+    flop = att.attention_flop(4096, 64, n_heads=33, batch=4)
+    assert t == pytest.approx(flop / H200.peak_flop_per_s("bf16"), rel=1e-4)  # 989.4 rounded
+
+
+def test_pipe_time_against_whole_waves_of_equal_programs():
+    n, d, r, c0 = 2048, 64, 2, 3000.0
+    c = att.flash2_tile_cycles(d, block_rows=128, block_cols=64, fma_ops_per_score=3,
+                               alu_ops_per_score=1.5, **RATES)["total"]
+    programs = 32 * 8 * (n // 128)
+    waves = math.ceil(programs / (132 * r))
+    want = waves * (c0 + r * (n // 64) * c) / H200.tensor_boost_clock_hz
+    assert pipe_time(n, d, programs_per_sm=r, program_overhead_cycles=c0) == pytest.approx(want)
+    # the causal mask: about half the tiles, never less than half
+    full, causal = pipe_time(n, d), pipe_time(n, d, causal=True)
+    assert 0.5 * full < causal < 0.6 * full
+    # more work per score or more overhead per program never makes it faster
+    assert pipe_time(n, d, fma_ops_per_score=4) > pipe_time(n, d)
+    assert pipe_time(n, d, program_overhead_cycles=1.0) > pipe_time(n, d)
