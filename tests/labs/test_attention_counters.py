@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import specs
-from helpers.labs import attention_counters as lab
+from helpers.labs.attention import counters as lab
 from helpers.labs.analysis import attention as view
 from helpers.labs import attention, core
 from helpers.models import attention as att
@@ -78,7 +78,7 @@ def test_a_run_with_a_stand_in_ncu_keeps_every_case(tmp_path):
     entries = result["measurements"]["cases"]
     assert len(entries) == len(cases) == len(calls)
     assert all(kw["nvtx_range"] == lab.NVTX_RANGE for _, kw in calls)
-    assert calls[0][0][-4:] == ["-m", "helpers.labs.attention_counters", "--counted-call",
+    assert calls[0][0][-4:] == ["-m", "helpers.labs.attention.counters", "--counted-call",
                                 "naive,64,128,0"]
     failed = [e for e in entries if "error" in e]
     assert {e["impl"] for e in failed} == {"naive"} and "out of memory" in failed[0]["error"]

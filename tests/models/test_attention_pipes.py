@@ -102,20 +102,20 @@ def test_the_tensor_term_is_the_datasheet_peak_and_the_sfu_rate_is_the_papers():
     for d, ratio in ((64, 1.0), (128, 0.5)):
         c = att.flash2_tile_cycles(d, block_rows=128, block_cols=64, fma_ops_per_score=0,
                                    alu_ops_per_score=0, **RATES)
-        assert (c["exp"] - 128 / 16) / c["tensor"] == pytest.approx(ratio)
+        assert (c["exp"] - 4 * 128 / 16) / c["tensor"] == pytest.approx(ratio)
 
 
 def test_tile_terms_count_every_operation_once():
     c = att.flash2_tile_cycles(64, block_rows=128, block_cols=64, fma_ops_per_score=3,
                                alu_ops_per_score=1.5, exp_per_score=1, **RATES)
     scores = 128 * 64
-    assert c["exp"] == (scores + 128) / 16                 # one per score, one per row (alpha)
+    assert c["exp"] == (scores + 4 * 128) / 16             # one per score, alpha by 4 per row
     assert c["fma"] == (3 * scores + 128 * 64) / 128       # and the accumulator's rescale
     assert c["alu"] == 1.5 * scores / 64
     assert c["total"] == c["tensor"] + c["exp"] + c["fma"] + c["alu"]
     zero = att.flash2_tile_cycles(64, block_rows=128, block_cols=64, fma_ops_per_score=0,
                                   alu_ops_per_score=0, exp_per_score=0, **RATES)
-    assert zero["alu"] == 0 and zero["exp"] == 128 / 16
+    assert zero["alu"] == 0 and zero["exp"] == 4 * 128 / 16
 
 
 def pipe_time(n, d, **kw):
@@ -136,8 +136,9 @@ def test_pipe_time_is_the_peak_time_when_only_the_products_count():
 
 def test_pipe_time_against_whole_waves_of_equal_programs():
     n, d, r, c0 = 2048, 64, 2, 3000.0
-    c = att.flash2_tile_cycles(d, block_rows=128, block_cols=64, fma_ops_per_score=3,
-                               alu_ops_per_score=1.5, **RATES)["total"]
+    terms = att.flash2_tile_cycles(d, block_rows=128, block_cols=64, fma_ops_per_score=3,
+                                   alu_ops_per_score=1.5, **RATES)
+    c = att.flash2_sm_tile_cycles(terms, r)
     programs = 32 * 8 * (n // 128)
     waves = math.ceil(programs / (132 * r))
     want = waves * (c0 + r * (n // 64) * c) / H200.tensor_boost_clock_hz
@@ -148,3 +149,23 @@ def test_pipe_time_against_whole_waves_of_equal_programs():
     # more work per score or more overhead per program never makes it faster
     assert pipe_time(n, d, fma_ops_per_score=4) > pipe_time(n, d)
     assert pipe_time(n, d, program_overhead_cycles=1.0) > pipe_time(n, d)
+
+
+def test_sm_tile_cycles_limits():
+    t = {"tensor": 512.0, "exp": 544.0, "fma": 281.0, "alu": 232.0}
+    # one program: its chain, the products then the softmax (the ALU's work under the exps)
+    assert att.flash2_sm_tile_cycles(t, 1) == 512 + 544 + 281
+    # two: the products hide under the other program's softmax; the softmax pipes set it
+    assert att.flash2_sm_tile_cycles(t, 2) == 544 + 281 + 232
+    # many programs, products heavier than the softmax: the tensor cores set it
+    heavy = dict(t, tensor=5000.0)
+    assert att.flash2_sm_tile_cycles(heavy, 8) == 5000.0
+    # never below any single resource, never above the chain, never slower with more programs
+    for r in range(1, 6):
+        c = att.flash2_sm_tile_cycles(t, r)
+        assert max(t["tensor"], t["exp"] + t["fma"] + t["alu"]) <= c <= 512 + 544 + 281 + 232
+        assert c <= att.flash2_sm_tile_cycles(t, max(1, r - 1))
+    with pytest.raises(ValueError, match="alu"):
+        att.flash2_sm_tile_cycles({"tensor": 1.0, "exp": 1.0, "fma": 1.0}, 1)
+    with pytest.raises(ValueError, match="programs_per_sm"):
+        att.flash2_sm_tile_cycles(t, 0)

@@ -63,7 +63,9 @@ __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s
            "flash2_heads_in_flight", "flash2_resident_kv_bytes", "flash2_attention_compulsory_bytes",
            "flash2_attention_l2_traffic_bytes", "flash2_attention_dram_bytes",
            "standard_attention_l2_traffic_bytes", "standard_attention_dram_bytes",
-           "two_level_time_s", "flash2_attention_time_s"]
+           "two_level_time_s", "flash2_attention_time_s", "flash2_program_tiles",
+           "list_schedule_makespan", "flash2_tile_cycles", "flash2_sm_tile_cycles",
+           "flash2_attention_pipe_time_s"]
 
 #: Elementwise kernels of an unfused softmax: row max, subtract, exp, row sum, divide.
 UNFUSED_SOFTMAX_PASSES = 5
@@ -1084,20 +1086,21 @@ def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
                        tensor_fma_per_clock: float, sfu_ops_per_clock: float,
                        fma_ops_per_clock: float, alu_ops_per_clock: float,
                        fma_ops_per_score: float, alu_ops_per_score: float,
-                       exp_per_score: float = 1.0) -> dict:
+                       exp_per_score: float = 1.0, rescale_exp_per_row: float = 4.0) -> dict:
     r"""SM cycles of one :math:`B_r \times B_c` tile of a FlashAttention-2 loop, per pipe.
 
     .. math::
 
         c_\text{tensor} = \frac{2 B_r B_c d}{R_\text{TC}}, \quad
-        c_\text{exp} = \frac{e B_r B_c + B_r}{R_\text{SFU}}, \quad
+        c_\text{exp} = \frac{e B_r B_c + k B_r}{R_\text{SFU}}, \quad
         c_\text{fma} = \frac{f B_r B_c + B_r d}{R_\text{FMA}}, \quad
         c_\text{alu} = \frac{a B_r B_c}{R_\text{ALU}}
 
     The two products (:math:`S = QK^\top` and :math:`PV`, :math:`B_r B_c d` multiply-adds
     each) on the tensor cores; :math:`e` exponentials per score (``exp2`` of the shifted,
-    scaled score) and one per row (the rescale factor :math:`\alpha = 2^{m_\text{old} -
-    m_\text{new}}`) on the special-function units; :math:`f` FP32 operations per score on the
+    scaled score) and :math:`k` per row (the rescale factor :math:`\alpha = 2^{m_\text{old} -
+    m_\text{new}}`, computed by each of the :math:`k` threads that hold a piece of the row: 4
+    in Hopper's warp-group accumulator layout) on the special-function units; :math:`f` FP32 operations per score on the
     FMA pipe (scale and shift, the row sum) plus the rescale of the :math:`B_r \times d`
     accumulator; :math:`a` per score on the ALU pipe (the row max, the conversion of
     :math:`P` to bf16). Rates are per clock per SM.
@@ -1115,6 +1118,8 @@ def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
         :math:`f`, :math:`a` (>= 0).
     exp_per_score : float
         :math:`e` (default 1).
+    rescale_exp_per_row : float
+        :math:`k` (default 4).
 
     Returns
     -------
@@ -1123,10 +1128,8 @@ def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
 
     Assumptions
     -----------
-    The four run one after another (``total`` is the sum): in a FlashAttention-2 loop without
-    warp specialization the softmax of a tile needs that tile's :math:`S`, and its :math:`P`
-    feeds the second product, so a warp group waits for each step before the next (Shah et al.
-    2024, Section 3.1, which overlaps them with ping-pong scheduling instead).
+    ``total`` is the sum, the time if nothing overlapped; how the terms combine on an SM is
+    :func:`flash2_sm_tile_cycles`.
 
     References
     ----------
@@ -1143,7 +1146,7 @@ def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
     ...     sfu_ops_per_clock=16, fma_ops_per_clock=128, alu_ops_per_clock=64,
     ...     fma_ops_per_score=2, alu_ops_per_score=1.5)
     >>> c["tensor"], c["exp"]
-    (512.0, 520.0)
+    (512.0, 544.0)
     """
     d = positive_int("head_dim", head_dim)
     br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
@@ -1154,11 +1157,68 @@ def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
     f = positive("fma_ops_per_score", fma_ops_per_score, allow_zero=True)
     a = positive("alu_ops_per_score", alu_ops_per_score, allow_zero=True)
     e = positive("exp_per_score", exp_per_score, allow_zero=True)
+    k = positive("rescale_exp_per_row", rescale_exp_per_row, allow_zero=True)
     scores = float(br * bc)
-    out = {"tensor": 2.0 * scores * d / r_tc, "exp": (e * scores + br) / r_sfu,
+    out = {"tensor": 2.0 * scores * d / r_tc, "exp": (e * scores + k * br) / r_sfu,
            "fma": (f * scores + br * d) / r_fma, "alu": a * scores / r_alu}
     out["total"] = out["tensor"] + out["exp"] + out["fma"] + out["alu"]
     return out
+
+
+def flash2_sm_tile_cycles(terms: dict, programs_per_sm: int = 1) -> float:
+    r"""SM cycles per tile when ``programs_per_sm`` programs share an SM: the slowest of three.
+
+    .. math:: c_\text{tile} = \max\!\left(\frac{c_\text{tensor} + c_\text{exp} + c_\text{fma}}{r},\
+              \ c_\text{exp} + c_\text{fma} + c_\text{alu},\ c_\text{tensor}\right)
+
+    * the **chain** of one program: its products, then its exponentials and FMA-pipe arithmetic,
+      each step waiting for the last (the softmax needs :math:`S`, the second product needs
+      :math:`P` and the rescaled accumulator); :math:`r` programs run :math:`r` chains at once.
+      The ALU's share (the row max, the packing of :math:`P` to bf16) is left out of the chain:
+      it issues while the special-function units work through the exponentials;
+    * the **softmax pipes** together: every program's exponentials, FMA and ALU work share the
+      SM's CUDA-core pipes and do not overlap one another;
+    * the **tensor cores**: every program's products.
+
+    With one program per SM the chain sets the time: the steps run one after another, as the
+    brief account of FlashAttention-3 says of a loop without warp specialization. With two, one
+    program's products run while the other computes its softmax, and the softmax pipes set it.
+
+    Parameters
+    ----------
+    terms : dict
+        :func:`flash2_tile_cycles`'s ``tensor``, ``exp``, ``fma``, ``alu`` (cycles).
+    programs_per_sm : int
+        :math:`r` (>= 1), from the launch's registers and shared memory
+        (:func:`helpers.models.occupancy.occupancy`).
+
+    Returns
+    -------
+    float
+        :math:`c_\text{tile}`, cycles of the SM per tile (of any resident program).
+
+    References
+    ----------
+    Shah et al. 2024 (FlashAttention-3), Section 3.1 (the exponentials and the products
+    serialized in one warp group; overlapped across two by ping-pong scheduling); the closed
+    cyclic queue of :math:`r` jobs through two stations, whose throughput is the smaller of
+    :math:`r` over the cycle time and each station's rate (Lazowska et al., *Quantitative
+    System Performance*, 1984, Chapter 5, asymptotic bounds).
+
+    Examples
+    --------
+    >>> t = {"tensor": 512.0, "exp": 544.0, "fma": 281.0, "alu": 232.0}
+    >>> flash2_sm_tile_cycles(t, 1), flash2_sm_tile_cycles(t, 2)
+    (1337.0, 1057.0)
+    """
+    _checks.mapping("terms", terms)
+    for key in ("tensor", "exp", "fma", "alu"):
+        if key not in terms:
+            raise ValueError(f"terms must have {key!r} (from flash2_tile_cycles), got {sorted(terms)}")
+        positive(f"terms[{key!r}]", terms[key], allow_zero=True)
+    r = positive_int("programs_per_sm", programs_per_sm)
+    chain = terms["tensor"] + terms["exp"] + terms["fma"]
+    return max(chain / r, terms["exp"] + terms["fma"] + terms["alu"], terms["tensor"])
 
 
 def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int,
@@ -1176,13 +1236,13 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
         c_i = c_0 + r\, t_i\, c_\text{tile}, \qquad
         T = \frac{1}{f}\,\operatorname{LS}\bigl(\{c_i\}_{\text{programs}},\ r\,S\bigr)
 
-    Each program :math:`i` computes :math:`t_i` tiles (:func:`flash2_program_tiles`) of
-    :math:`c_\text{tile}` cycles each (:func:`flash2_tile_cycles`, the pipes one after
-    another) plus a fixed :math:`c_0` (loading its query block and the first key blocks,
-    storing its output: latency, not pipe work). The :math:`B H \lceil N/B_r \rceil` programs
-    are placed in launch order on :math:`S` SMs holding :math:`r` programs each
-    (:func:`list_schedule_makespan`); programs resident together share their SM's pipes, so
-    each runs at :math:`1/r` of the pipes' rate. :math:`f` is the SM clock.
+    Each program :math:`i` computes :math:`t_i` tiles (:func:`flash2_program_tiles`); the SM
+    spends :math:`c_\text{tile}` cycles per tile (:func:`flash2_sm_tile_cycles` of
+    :func:`flash2_tile_cycles`) and shares them among its :math:`r` resident programs, so a
+    program lasts :math:`r\, t_i\, c_\text{tile}` plus a fixed :math:`c_0` (loading its query
+    block and first key blocks, storing its output: latency, not pipe work). The
+    :math:`B H \lceil N/B_r \rceil` programs are placed in launch order on the :math:`r S`
+    slots of :math:`S` SMs (:func:`list_schedule_makespan`); :math:`f` is the SM clock.
 
     Parameters
     ----------
@@ -1215,8 +1275,7 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
     Assumptions
     -----------
     Memory is not the limit (the two-level model's HBM and L2 times are far below this one
-    for the lab's kernel: :func:`two_level_time_s`); the pipes of one SM do not overlap
-    (:func:`flash2_tile_cycles`); the clock is constant over the run.
+    for the lab's kernel: :func:`two_level_time_s`); the clock is constant over the run.
 
     References
     ----------
@@ -1225,23 +1284,25 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
 
     Examples
     --------
-    >>> t = flash2_attention_pipe_time_s(4096, 64, block_rows=128, block_cols=64, sm_count=132,
-    ...     clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
-    ...     fma_ops_per_clock=128, alu_ops_per_clock=64, fma_ops_per_score=2,
-    ...     alu_ops_per_score=1.5, n_heads=32, batch=4)
+    >>> t = flash2_attention_pipe_time_s(4096, 128, block_rows=128, block_cols=128,
+    ...     sm_count=132, clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
+    ...     fma_ops_per_clock=128, alu_ops_per_clock=64, fma_ops_per_score=4.5,
+    ...     alu_ops_per_score=2.1, n_heads=16, batch=4)
     >>> round(t * 1e3, 3)
-    1.585
+    1.065
     """
-    c = flash2_tile_cycles(head_dim, block_rows=block_rows, block_cols=block_cols,
-                           tensor_fma_per_clock=tensor_fma_per_clock,
-                           sfu_ops_per_clock=sfu_ops_per_clock, fma_ops_per_clock=fma_ops_per_clock,
-                           alu_ops_per_clock=alu_ops_per_clock,
-                           fma_ops_per_score=fma_ops_per_score, alu_ops_per_score=alu_ops_per_score,
-                           exp_per_score=exp_per_score)["total"]
+    terms = flash2_tile_cycles(head_dim, block_rows=block_rows, block_cols=block_cols,
+                               tensor_fma_per_clock=tensor_fma_per_clock,
+                               sfu_ops_per_clock=sfu_ops_per_clock,
+                               fma_ops_per_clock=fma_ops_per_clock,
+                               alu_ops_per_clock=alu_ops_per_clock,
+                               fma_ops_per_score=fma_ops_per_score,
+                               alu_ops_per_score=alu_ops_per_score, exp_per_score=exp_per_score)
     s = positive_int("sm_count", sm_count)
     f = positive("clock_hz", clock_hz)
     c0 = positive("program_overhead_cycles", program_overhead_cycles, allow_zero=True)
     r = positive_int("programs_per_sm", programs_per_sm)
+    c = flash2_sm_tile_cycles(terms, r)
     slices = positive_int("n_heads", n_heads) * positive_int("batch", batch)
     tiles = flash2_program_tiles(seq_len, block_rows=block_rows, block_cols=block_cols,
                                  causal=causal)

@@ -1,6 +1,6 @@
 """Pipe counters of the attention kernels: which SM units the fused kernel keeps busy.
 
-A second hardware-counter record next to :mod:`helpers.labs.attention_counters` (bytes): for a
+A second hardware-counter record next to :mod:`helpers.labs.attention.counters` (bytes): for a
 few cases of the attention lab (the fused Triton kernel at d = 64 and d = 128, with and without
 the causal mask, in the launch configuration the lab's H200 reference chose, and SDPA for
 contrast) one warm call runs under ``ncu --clock-control none`` (:mod:`helpers.profiling.ncu`)
@@ -11,7 +11,7 @@ and the occupancy limits, and a few stall ratios. The Triton kernel's own metada
 spills, shared memory) is recorded from the compiled kernel as well.
 
 Run on a CUDA GPU with Nsight Compute as
-``python -m helpers.labs.attention_pipes --out DIR``; it writes ``DIR/attention_pipes.json``
+``python -m helpers.labs.attention.pipes --out DIR``; it writes ``DIR/attention_pipes.json``
 after every case (so a run cut short keeps the cases it finished) and ``DIR/attention_pipes_raw/``
 (each case's ncu output, verbatim). A metric this ncu does not know is dropped (and recorded
 as such), the others are kept.
@@ -255,7 +255,7 @@ def _run_group(cases: list[dict], metrics: list[str], env: dict, raw_dir: Path,
     from helpers.profiling import ncu
 
     words = ";".join(case_arg(c) for c in cases)
-    target = [sys.executable, "-m", "helpers.labs.attention_pipes", "--pipes-call", words]
+    target = [sys.executable, "-m", "helpers.labs.attention.pipes", "--pipes-call", words]
     dropped: list[str] = []
     metrics = list(metrics)
     errors = []
@@ -304,7 +304,7 @@ def measure_pipes(out_dir, cases: list[dict] | None = None) -> Path:
     raw_dir.mkdir(parents=True, exist_ok=True)
     cases = pipe_cases() if cases is None else cases
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
+    src = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     metrics = list(PIPE_METRICS)
     known = None
@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> None:
     if "--pipes-call" in argv:
         _counted_call(argv[argv.index("--pipes-call") + 1])
         return
-    parser = argparse.ArgumentParser(prog="python -m helpers.labs.attention_pipes",
+    parser = argparse.ArgumentParser(prog="python -m helpers.labs.attention.pipes",
                                      description="Count the attention kernels' pipe use with ncu.")
     parser.add_argument("--out", required=True, help="directory for attention_pipes.json")
     args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 
 A second record of the attention lab, :data:`COUNTERS_LAB` (its own name and file), used by
 ``chapters/fusion-and-attention.md`` and ``labs/attention.md``:
-``python -m helpers.labs.attention_counters --out DIR`` (or, as before,
+``python -m helpers.labs.attention.counters --out DIR`` (or, as before,
 ``python -m helpers.labs.attention --counters --out DIR``) runs, on a CUDA GPU, one warm call
 of each of naive, fused and SDPA per case of :func:`counter_cases` under
 ``ncu --clock-control none`` (:mod:`helpers.profiling.ncu`), each in a process of its own that
@@ -179,11 +179,11 @@ def measure_counters(out_dir, cases: list[dict] | None = None, runner=None) -> P
         runner = ncu.run_ncu
     cases = counter_cases() if cases is None else cases
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
+    src = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     entries = []
     for case in progress(cases, desc="attention counters"):
-        target = [sys.executable, "-m", "helpers.labs.attention_counters", "--counted-call",
+        target = [sys.executable, "-m", "helpers.labs.attention.counters", "--counted-call",
                   _case_arg(case)]
         try:
             rows = runner(target, nvtx_range=NVTX_RANGE, timeout_s=COUNTER_TIMEOUT_S, env=env)
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     if "--counted-call" in argv:  # the child process of measure_counters
         _counted_call(argv[argv.index("--counted-call") + 1])
         return
-    parser = argparse.ArgumentParser(prog="python -m helpers.labs.attention_counters",
+    parser = argparse.ArgumentParser(prog="python -m helpers.labs.attention.counters",
                                      description="Count DRAM and L2 bytes with ncu.")
     parser.add_argument("--out", required=True, help="directory for attention_counters.json")
     args = parser.parse_args(argv)
