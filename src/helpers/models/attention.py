@@ -69,6 +69,8 @@ __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s
 
 #: Elementwise kernels of an unfused softmax: row max, subtract, exp, row sum, divide.
 UNFUSED_SOFTMAX_PASSES = 5
+#: Most programs (and scheduling slots) the pipe model simulates one by one.
+MAX_PROGRAMS = 4_000_000
 
 
 def elementwise_chain_bytes(n_elements: int, n_ops: int, bytes_per_element: float, *,
@@ -1024,8 +1026,8 @@ def flash2_program_tiles(seq_len: int, *, block_rows: int, block_cols: int,
     [2, 4, 6, 8]
     """
     _checks.boolean("causal", causal)
-    n = positive_int("seq_len", seq_len)
     br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
+    n = positive_int("seq_len", seq_len, maximum=MAX_PROGRAMS * br)
     if causal and br % bc:
         raise ValueError(f"block_rows must be a multiple of block_cols when causal, got "
                          f"block_rows={br!r}, block_cols={bc!r}")
@@ -1070,8 +1072,10 @@ def list_schedule_makespan(durations, workers: int) -> float:
     """
     import heapq
 
-    w = positive_int("workers", workers)
+    w = positive_int("workers", workers, maximum=MAX_PROGRAMS)
     _checks.sequence("durations", durations, min_len=1)
+    if len(durations) > MAX_PROGRAMS:
+        raise ValueError(f"durations must hold at most {MAX_PROGRAMS} jobs, got {len(durations)}")
     _checks.positive_array("durations", durations, allow_zero=True)
     free = [0.0] * w
     end = 0.0
@@ -1298,13 +1302,18 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
                                alu_ops_per_clock=alu_ops_per_clock,
                                fma_ops_per_score=fma_ops_per_score,
                                alu_ops_per_score=alu_ops_per_score, exp_per_score=exp_per_score)
-    s = positive_int("sm_count", sm_count)
+    s = positive_int("sm_count", sm_count, maximum=MAX_PROGRAMS)
     f = positive("clock_hz", clock_hz)
     c0 = positive("program_overhead_cycles", program_overhead_cycles, allow_zero=True)
-    r = positive_int("programs_per_sm", programs_per_sm)
+    r = positive_int("programs_per_sm", programs_per_sm, maximum=64)
     c = flash2_sm_tile_cycles(terms, r)
-    slices = positive_int("n_heads", n_heads) * positive_int("batch", batch)
+    slices = (positive_int("n_heads", n_heads, maximum=MAX_PROGRAMS)
+              * positive_int("batch", batch, maximum=MAX_PROGRAMS))
     tiles = flash2_program_tiles(seq_len, block_rows=block_rows, block_cols=block_cols,
                                  causal=causal)
+    if slices * len(tiles) > MAX_PROGRAMS or s * r > MAX_PROGRAMS:
+        raise ValueError(f"n_heads * batch * ceil(seq_len / block_rows) programs and sm_count * "
+                         f"programs_per_sm slots must each be at most {MAX_PROGRAMS}, got "
+                         f"{slices * len(tiles)} and {s * r}")
     programs = [c0 + r * t * c for t in tiles] * slices
     return list_schedule_makespan(programs, s * r) / f
