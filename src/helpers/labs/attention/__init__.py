@@ -129,7 +129,7 @@ CLAIMS = (
               "datasheet's 1830 MHz but 1.77 GHz under ncu and about 1.88 GHz sustained "
               "(nvidia-smi), 3 to 4 % either way; and the per-tile rule (the products, "
               "exponentials and FMA work in series with one program per SM, the softmax pipes "
-              "with two) matches the counted cycles per tile within 3 %",
+              "with two) matches the counted cycles per tile within 5 %",
           tolerance=0.15),
 )
 
