@@ -41,6 +41,14 @@ L2 bandwidth, not HBM bandwidth. :func:`flash2_attention_dram_bytes` and
 :func:`flash2_attention_l2_traffic_bytes` split the fused kernel's traffic that way,
 :func:`standard_attention_dram_bytes` and :func:`standard_attention_l2_traffic_bytes` the
 materialised path's, and :func:`two_level_time_s` turns the split into a time.
+
+**Inside the SM.** For the lab's fused kernel memory is not the limit: the softmax between the
+two products is. :func:`flash2_tile_cycles` counts one tile's cycles on each pipe (tensor cores,
+special-function units for the exponentials, FMA and ALU pipes), :func:`flash2_sm_tile_cycles`
+combines them for the programs resident on an SM, :func:`flash2_program_tiles` counts each
+program's tiles (the causal diagonal's whole), and :func:`flash2_attention_pipe_time_s` places
+the programs in waves (:func:`list_schedule_makespan`) to predict the time (Shah et al. 2024,
+FlashAttention-3, arXiv:2407.08608, Section 3.1).
 """
 
 from __future__ import annotations
