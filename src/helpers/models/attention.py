@@ -41,6 +41,14 @@ L2 bandwidth, not HBM bandwidth. :func:`flash2_attention_dram_bytes` and
 :func:`flash2_attention_l2_traffic_bytes` split the fused kernel's traffic that way,
 :func:`standard_attention_dram_bytes` and :func:`standard_attention_l2_traffic_bytes` the
 materialised path's, and :func:`two_level_time_s` turns the split into a time.
+
+**Inside the SM.** For the lab's fused kernel memory is not the limit: the softmax between the
+two products is. :func:`flash2_tile_cycles` counts one tile's cycles on each pipe (tensor cores,
+special-function units for the exponentials, FMA and ALU pipes), :func:`flash2_sm_tile_cycles`
+combines them for the programs resident on an SM, :func:`flash2_program_tiles` counts each
+program's tiles (the causal diagonal's whole), and :func:`flash2_attention_pipe_time_s` places
+the programs in waves (:func:`list_schedule_makespan`) to predict the time (Shah et al. 2024,
+FlashAttention-3, arXiv:2407.08608, Section 3.1).
 """
 
 from __future__ import annotations
@@ -63,10 +71,14 @@ __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s
            "flash2_heads_in_flight", "flash2_resident_kv_bytes", "flash2_attention_compulsory_bytes",
            "flash2_attention_l2_traffic_bytes", "flash2_attention_dram_bytes",
            "standard_attention_l2_traffic_bytes", "standard_attention_dram_bytes",
-           "two_level_time_s", "flash2_attention_time_s"]
+           "two_level_time_s", "flash2_attention_time_s", "flash2_program_tiles",
+           "list_schedule_makespan", "flash2_tile_cycles", "flash2_sm_tile_cycles",
+           "flash2_attention_pipe_time_s"]
 
 #: Elementwise kernels of an unfused softmax: row max, subtract, exp, row sum, divide.
 UNFUSED_SOFTMAX_PASSES = 5
+#: Most programs (and scheduling slots) the pipe model simulates one by one.
+MAX_PROGRAMS = 4_000_000
 
 
 def elementwise_chain_bytes(n_elements: int, n_ops: int, bytes_per_element: float, *,
@@ -974,3 +986,342 @@ def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: floa
     l2 = flash2_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element, **kw)
     return two_level_time_s(f, dram, l2, compute_flop_per_s=compute_flop_per_s,
                             dram_bytes_per_s=dram_bytes_per_s, l2_bytes_per_s=l2_bytes_per_s)
+
+
+# --- inside the SM: the pipes a FlashAttention-2 loop keeps busy ------------------------------
+
+def flash2_program_tiles(seq_len: int, *, block_rows: int, block_cols: int,
+                         causal: bool = False) -> list[int]:
+    r"""Key/value tiles each program of a FlashAttention-2 forward computes, per query block.
+
+    .. math:: t_i = \lceil N / B_c \rceil, \qquad
+              t_i^\text{causal} = \lceil \min((i + 1) B_r,\ N) / B_c \rceil,
+              \qquad i = 0 \dots \lceil N / B_r \rceil - 1
+
+    Program :math:`i` owns query rows :math:`i B_r \dots (i+1) B_r - 1` and computes a full
+    :math:`B_r \times B_c` tile of scores per key block it visits (a tile cut by the sequence's
+    end or by the diagonal is computed whole and masked). Without a mask it visits every key
+    block; with the causal mask, the blocks up to the one holding its last row (the book's
+    kernel: the blocks below the diagonal unmasked, the ones on it masked; :math:`B_r` a
+    multiple of :math:`B_c`). The causal count is :math:`T_r (T_r + 1) / 2` tiles of
+    :math:`B_r^2` scores (for :math:`B_c = B_r`), not the :math:`N^2 / 2` of the FLOP
+    convention: the diagonal tiles are computed in full.
+
+    Parameters
+    ----------
+    seq_len : int
+        :math:`N`.
+    block_rows, block_cols : int
+        :math:`B_r` query rows and :math:`B_c` keys per tile (:math:`B_r` a multiple of
+        :math:`B_c` when causal).
+    causal : bool
+        Whether the causal mask is applied.
+
+    Returns
+    -------
+    list of int
+        :math:`t_i` for each query block, in launch order.
+
+    References
+    ----------
+    Dao 2023 (FlashAttention-2), Algorithm 1 (the outer loop over query blocks, the inner loop
+    over key blocks) and Section 3.1 (causal masking: blocks above the diagonal skipped, one
+    block per row of blocks masked); ``helpers.kernels.attention.attention_fwd_kernel``.
+
+    Examples
+    --------
+    >>> flash2_program_tiles(512, block_rows=128, block_cols=64, causal=True)
+    [2, 4, 6, 8]
+    """
+    _checks.boolean("causal", causal)
+    br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
+    n = positive_int("seq_len", seq_len, maximum=MAX_PROGRAMS * br)
+    if causal and br % bc:
+        raise ValueError(f"block_rows must be a multiple of block_cols when causal, got "
+                         f"block_rows={br!r}, block_cols={bc!r}")
+    tr = math.ceil(n / br)
+    if not causal:
+        return [math.ceil(n / bc)] * tr
+    return [math.ceil(min((i + 1) * br, n) / bc) for i in range(tr)]
+
+
+def list_schedule_makespan(durations, workers: int) -> float:
+    r"""Time until the last of ``durations`` ends, each started in order on the first free worker.
+
+    .. math:: T = \max_k f_k, \qquad f_k = \min_w a_w + t_k, \ a_w \leftarrow f_k
+
+    Graham's list scheduling: job :math:`k` starts when the earliest-free worker :math:`w`
+    becomes free (at :math:`a_w`). A GPU's block scheduler places thread blocks this way, in
+    launch order, as slots free up. For :math:`J` equal jobs it is
+    :math:`\lceil J / W \rceil\, t` (whole waves).
+
+    Parameters
+    ----------
+    durations : sequence of float
+        Job durations :math:`t_k` (>= 0, any unit), in launch order.
+    workers : int
+        :math:`W` (>= 1).
+
+    Returns
+    -------
+    float
+        :math:`T`, in the unit of ``durations``.
+
+    References
+    ----------
+    R. L. Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math. 17(2),
+    1969 (list scheduling). NVIDIA, CUDA C++ Programming Guide, "Hardware Implementation"
+    (blocks are distributed to multiprocessors with available execution capacity).
+
+    Examples
+    --------
+    >>> list_schedule_makespan([1.0] * 5, 2)
+    3.0
+    """
+    import heapq
+
+    w = positive_int("workers", workers, maximum=MAX_PROGRAMS)
+    _checks.sequence("durations", durations, min_len=1)
+    if len(durations) > MAX_PROGRAMS:
+        raise ValueError(f"durations must hold at most {MAX_PROGRAMS} jobs, got {len(durations)}")
+    _checks.positive_array("durations", durations, allow_zero=True)
+    free = [0.0] * w
+    end = 0.0
+    for t in np.asarray(durations, dtype=np.float64).ravel():
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + float(t))
+        end = max(end, start + float(t))
+    return end
+
+
+def flash2_tile_cycles(head_dim: int, *, block_rows: int, block_cols: int,
+                       tensor_fma_per_clock: float, sfu_ops_per_clock: float,
+                       fma_ops_per_clock: float, alu_ops_per_clock: float,
+                       fma_ops_per_score: float, alu_ops_per_score: float,
+                       exp_per_score: float = 1.0, rescale_exp_per_row: float = 4.0) -> dict:
+    r"""SM cycles of one :math:`B_r \times B_c` tile of a FlashAttention-2 loop, per pipe.
+
+    .. math::
+
+        c_\text{tensor} = \frac{2 B_r B_c d}{R_\text{TC}}, \quad
+        c_\text{exp} = \frac{e B_r B_c + k B_r}{R_\text{SFU}}, \quad
+        c_\text{fma} = \frac{f B_r B_c + B_r d}{R_\text{FMA}}, \quad
+        c_\text{alu} = \frac{a B_r B_c}{R_\text{ALU}}
+
+    The two products (:math:`S = QK^\top` and :math:`PV`, :math:`B_r B_c d` multiply-adds
+    each) on the tensor cores; :math:`e` exponentials per score (``exp2`` of the shifted,
+    scaled score) and :math:`k` per row (the rescale factor :math:`\alpha = 2^{m_\text{old} -
+    m_\text{new}}`, computed by each of the :math:`k` threads that hold a piece of the row: 4
+    in Hopper's warp-group accumulator layout) on the special-function units; :math:`f` FP32 operations per score on the
+    FMA pipe (scale and shift, the row sum) plus the rescale of the :math:`B_r \times d`
+    accumulator; :math:`a` per score on the ALU pipe (the row max, the conversion of
+    :math:`P` to bf16). Rates are per clock per SM.
+
+    Parameters
+    ----------
+    head_dim : int
+        :math:`d`.
+    block_rows, block_cols : int
+        :math:`B_r`, :math:`B_c`.
+    tensor_fma_per_clock, sfu_ops_per_clock, fma_ops_per_clock, alu_ops_per_clock : float
+        :math:`R_\text{TC}` (dense multiply-adds), :math:`R_\text{SFU}`, :math:`R_\text{FMA}`,
+        :math:`R_\text{ALU}` (thread operations) per clock per SM.
+    fma_ops_per_score, alu_ops_per_score : float
+        :math:`f`, :math:`a` (>= 0).
+    exp_per_score : float
+        :math:`e` (default 1).
+    rescale_exp_per_row : float
+        :math:`k` (default 4).
+
+    Returns
+    -------
+    dict
+        ``tensor``, ``exp``, ``fma``, ``alu`` (cycles) and ``total``, their sum.
+
+    Assumptions
+    -----------
+    ``total`` is the sum, the time if nothing overlapped; how the terms combine on an SM is
+    :func:`flash2_sm_tile_cycles`.
+
+    References
+    ----------
+    J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani and T. Dao, "FlashAttention-3: Fast
+    and Accurate Attention with Asynchrony and Low-precision", arXiv:2407.08608 (2024),
+    Section 3.1 (H100 SXM5: 989 TFLOP/s of bf16 products against 3.9 TFLOP/s of special
+    functions, so the exponentials can take a large share of the time); Dao 2023
+    (FlashAttention-2), Algorithm 1 (the per-tile steps); NVIDIA H100 Tensor Core GPU
+    Architecture whitepaper (2022), the SM: 4 tensor cores and 128 FP32 lanes per SM.
+
+    Examples
+    --------
+    >>> c = flash2_tile_cycles(64, block_rows=128, block_cols=64, tensor_fma_per_clock=2048,
+    ...     sfu_ops_per_clock=16, fma_ops_per_clock=128, alu_ops_per_clock=64,
+    ...     fma_ops_per_score=2, alu_ops_per_score=1.5)
+    >>> c["tensor"], c["exp"]
+    (512.0, 544.0)
+    """
+    d = positive_int("head_dim", head_dim)
+    br, bc = positive_int("block_rows", block_rows), positive_int("block_cols", block_cols)
+    r_tc = positive("tensor_fma_per_clock", tensor_fma_per_clock)
+    r_sfu = positive("sfu_ops_per_clock", sfu_ops_per_clock)
+    r_fma = positive("fma_ops_per_clock", fma_ops_per_clock)
+    r_alu = positive("alu_ops_per_clock", alu_ops_per_clock)
+    f = positive("fma_ops_per_score", fma_ops_per_score, allow_zero=True)
+    a = positive("alu_ops_per_score", alu_ops_per_score, allow_zero=True)
+    e = positive("exp_per_score", exp_per_score, allow_zero=True)
+    k = positive("rescale_exp_per_row", rescale_exp_per_row, allow_zero=True)
+    scores = float(br * bc)
+    out = {"tensor": 2.0 * scores * d / r_tc, "exp": (e * scores + k * br) / r_sfu,
+           "fma": (f * scores + br * d) / r_fma, "alu": a * scores / r_alu}
+    out["total"] = out["tensor"] + out["exp"] + out["fma"] + out["alu"]
+    return out
+
+
+def flash2_sm_tile_cycles(terms: dict, programs_per_sm: int = 1) -> float:
+    r"""SM cycles per tile when ``programs_per_sm`` programs share an SM: the slowest of three.
+
+    .. math:: c_\text{tile} = \max\!\left(\frac{c_\text{tensor} + c_\text{exp} + c_\text{fma}}{r},\
+              \ c_\text{exp} + c_\text{fma} + c_\text{alu},\ c_\text{tensor}\right)
+
+    * the **chain** of one program: its products, then its exponentials and FMA-pipe arithmetic,
+      each step waiting for the last (the softmax needs :math:`S`, the second product needs
+      :math:`P` and the rescaled accumulator); :math:`r` programs run :math:`r` chains at once.
+      The ALU's share (the row max, the packing of :math:`P` to bf16) is left out of the chain:
+      it issues while the special-function units work through the exponentials;
+    * the **softmax pipes** together: every program's exponentials, FMA and ALU work share the
+      SM's CUDA-core pipes and do not overlap one another;
+    * the **tensor cores**: every program's products.
+
+    With one program per SM the chain sets the time: the steps run one after another, as the
+    brief account of FlashAttention-3 says of a loop without warp specialization. With two, one
+    program's products run while the other computes its softmax, and the softmax pipes set it.
+
+    Parameters
+    ----------
+    terms : dict
+        :func:`flash2_tile_cycles`'s ``tensor``, ``exp``, ``fma``, ``alu`` (cycles).
+    programs_per_sm : int
+        :math:`r` (>= 1), from the launch's registers and shared memory
+        (:func:`helpers.models.occupancy.occupancy`).
+
+    Returns
+    -------
+    float
+        :math:`c_\text{tile}`, cycles of the SM per tile (of any resident program).
+
+    References
+    ----------
+    Shah et al. 2024 (FlashAttention-3), Section 3.1 (the exponentials and the products
+    serialized in one warp group; overlapped across two by ping-pong scheduling); the closed
+    cyclic queue of :math:`r` jobs through two stations, whose throughput is the smaller of
+    :math:`r` over the cycle time and each station's rate (Lazowska et al., *Quantitative
+    System Performance*, 1984, Chapter 5, asymptotic bounds).
+
+    Examples
+    --------
+    >>> t = {"tensor": 512.0, "exp": 544.0, "fma": 281.0, "alu": 232.0}
+    >>> flash2_sm_tile_cycles(t, 1), flash2_sm_tile_cycles(t, 2)
+    (1337.0, 1057.0)
+    """
+    _checks.mapping("terms", terms)
+    for key in ("tensor", "exp", "fma", "alu"):
+        if key not in terms:
+            raise ValueError(f"terms must have {key!r} (from flash2_tile_cycles), got {sorted(terms)}")
+        positive(f"terms[{key!r}]", terms[key], allow_zero=True)
+    r = positive_int("programs_per_sm", programs_per_sm)
+    chain = terms["tensor"] + terms["exp"] + terms["fma"]
+    return max(chain / r, terms["exp"] + terms["fma"] + terms["alu"], terms["tensor"])
+
+
+def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int,
+                                 block_cols: int, sm_count: int, clock_hz: float,
+                                 tensor_fma_per_clock: float, sfu_ops_per_clock: float,
+                                 fma_ops_per_clock: float, alu_ops_per_clock: float,
+                                 fma_ops_per_score: float, alu_ops_per_score: float,
+                                 exp_per_score: float = 1.0, program_overhead_cycles: float = 0.0,
+                                 programs_per_sm: int = 1, n_heads: int = 1, batch: int = 1,
+                                 causal: bool = False) -> float:
+    r"""Predicted time (s) of a FlashAttention-2 forward from its SMs' pipes, tile by tile.
+
+    .. math::
+
+        c_i = c_0 + r\, t_i\, c_\text{tile}, \qquad
+        T = \frac{1}{f}\,\operatorname{LS}\bigl(\{c_i\}_{\text{programs}},\ r\,S\bigr)
+
+    Each program :math:`i` computes :math:`t_i` tiles (:func:`flash2_program_tiles`); the SM
+    spends :math:`c_\text{tile}` cycles per tile (:func:`flash2_sm_tile_cycles` of
+    :func:`flash2_tile_cycles`) and shares them among its :math:`r` resident programs, so a
+    program lasts :math:`r\, t_i\, c_\text{tile}` plus a fixed :math:`c_0` (loading its query
+    block and first key blocks, storing its output: latency, not pipe work). The
+    :math:`B H \lceil N/B_r \rceil` programs are placed in launch order on the :math:`r S`
+    slots of :math:`S` SMs (:func:`list_schedule_makespan`); :math:`f` is the SM clock.
+
+    Parameters
+    ----------
+    seq_len, head_dim : int
+        :math:`N`, :math:`d`.
+    block_rows, block_cols : int
+        :math:`B_r`, :math:`B_c` of the launch.
+    sm_count : int
+        :math:`S`.
+    clock_hz : float
+        :math:`f` (Hz).
+    tensor_fma_per_clock, sfu_ops_per_clock, fma_ops_per_clock, alu_ops_per_clock : float
+        Per-SM rates, as in :func:`flash2_tile_cycles`.
+    fma_ops_per_score, alu_ops_per_score, exp_per_score : float
+        Operations per score, as in :func:`flash2_tile_cycles`.
+    program_overhead_cycles : float
+        :math:`c_0` (cycles, >= 0).
+    programs_per_sm : int
+        :math:`r`, programs resident per SM (the occupancy of the launch).
+    n_heads, batch : int
+        :math:`H`, :math:`B`.
+    causal : bool
+        The causal mask (tiles above the diagonal skipped).
+
+    Returns
+    -------
+    float
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    Memory is not the limit (the two-level model's HBM and L2 times are far below this one
+    for the lab's kernel: :func:`two_level_time_s`); the clock is constant over the run.
+
+    References
+    ----------
+    Shah et al. 2024 (FlashAttention-3), Section 3.1; Dao 2023 (FlashAttention-2), Algorithm 1
+    and Section 3.2 (one program per query block and head); Graham 1969 (list scheduling).
+
+    Examples
+    --------
+    >>> t = flash2_attention_pipe_time_s(4096, 128, block_rows=128, block_cols=128,
+    ...     sm_count=132, clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
+    ...     fma_ops_per_clock=128, alu_ops_per_clock=64, fma_ops_per_score=4.5,
+    ...     alu_ops_per_score=2.1, n_heads=16, batch=4)
+    >>> round(t * 1e3, 3)
+    1.065
+    """
+    terms = flash2_tile_cycles(head_dim, block_rows=block_rows, block_cols=block_cols,
+                               tensor_fma_per_clock=tensor_fma_per_clock,
+                               sfu_ops_per_clock=sfu_ops_per_clock,
+                               fma_ops_per_clock=fma_ops_per_clock,
+                               alu_ops_per_clock=alu_ops_per_clock,
+                               fma_ops_per_score=fma_ops_per_score,
+                               alu_ops_per_score=alu_ops_per_score, exp_per_score=exp_per_score)
+    s = positive_int("sm_count", sm_count, maximum=MAX_PROGRAMS)
+    f = positive("clock_hz", clock_hz)
+    c0 = positive("program_overhead_cycles", program_overhead_cycles, allow_zero=True)
+    r = positive_int("programs_per_sm", programs_per_sm, maximum=64)
+    c = flash2_sm_tile_cycles(terms, r)
+    slices = (positive_int("n_heads", n_heads, maximum=MAX_PROGRAMS)
+              * positive_int("batch", batch, maximum=MAX_PROGRAMS))
+    tiles = flash2_program_tiles(seq_len, block_rows=block_rows, block_cols=block_cols,
+                                 causal=causal)
+    if slices * len(tiles) > MAX_PROGRAMS or s * r > MAX_PROGRAMS:
+        raise ValueError(f"n_heads * batch * ceil(seq_len / block_rows) programs and sm_count * "
+                         f"programs_per_sm slots must each be at most {MAX_PROGRAMS}, got "
+                         f"{slices * len(tiles)} and {s * r}")
+    programs = [c0 + r * t * c for t in tiles] * slices
+    return list_schedule_makespan(programs, s * r) / f

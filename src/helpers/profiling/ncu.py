@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 
 __all__ = ["METRICS", "NcuError", "NcuNotFound", "KernelRow", "ncu_command", "parse_csv",
-           "totals", "run_ncu"]
+           "totals", "run_ncu", "run_ncu_text", "query_metric_names", "missing_metric",
+           "base_name"]
 
 #: The counters the book reads: DRAM bytes read and written, L2 traffic, kernel duration.
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum",
@@ -79,17 +81,20 @@ class KernelRow:
     block_size: str = ""
     grid_size: str = ""
     metrics: dict = field(default_factory=dict)  # name -> float (bytes, seconds) or None (n/a)
+    units: dict = field(default_factory=dict)  # name -> unit, for units kept as printed
 
 
 def ncu_command(target: list[str], *, metrics=METRICS, kernel_regex: str | None = None,
                 launch_skip: int = 0, launch_count: int | None = None,
-                nvtx_range: str | None = None, ncu: str = "ncu") -> list[str]:
+                nvtx_range: str | None = None, ncu: str = "ncu",
+                print_units: str | None = None) -> list[str]:
     """The ``ncu`` command line that profiles ``target`` (a program and its arguments).
 
     ``kernel_regex`` keeps kernels whose name matches (``--kernel-name regex:...``);
     ``launch_skip`` and ``launch_count`` skip and keep that many matching launches;
     ``nvtx_range`` keeps only kernels launched inside the NVTX push/pop range of that name
-    (``--nvtx --nvtx-include NAME/``).
+    (``--nvtx --nvtx-include NAME/``); ``print_units="base"`` asks for unscaled units
+    (``--print-units base``).
 
     >>> ncu_command(["prog"], nvtx_range="count", launch_skip=1)[-6:]
     ['--launch-skip', '1', '--nvtx', '--nvtx-include', 'count/', 'prog']
@@ -103,7 +108,11 @@ def ncu_command(target: list[str], *, metrics=METRICS, kernel_regex: str | None 
         raise ValueError(f"launch_skip must be an integer >= 0, got {launch_skip!r}")
     if launch_count is not None and not (isinstance(launch_count, int) and launch_count >= 1):
         raise ValueError(f"launch_count must be an integer >= 1 or None, got {launch_count!r}")
+    if print_units not in (None, "auto", "base"):
+        raise ValueError(f"print_units must be None, 'auto' or 'base', got {print_units!r}")
     cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(metrics)]
+    if print_units:
+        cmd += ["--print-units", print_units]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
     if launch_skip:
@@ -115,7 +124,13 @@ def ncu_command(target: list[str], *, metrics=METRICS, kernel_regex: str | None 
     return cmd + list(target)
 
 
-def _value(text: str, unit: str, where: str) -> float | None:
+#: Count units ncu prints (kept as numbers); with a K, M or G prefix they are scaled.
+COUNT_UNITS = ("", "cycle", "%", "inst", "warp", "thread", "block", "sector", "request",
+               "register/thread", "byte/block", "ratio", "wavefront", "SM", "warp/cycle")
+_PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _value(text: str, unit: str, where: str, keep_unknown: bool = False) -> float | None:
     text = text.strip()
     if text.lower() in ("n/a", ""):
         return None
@@ -125,15 +140,21 @@ def _value(text: str, unit: str, where: str) -> float | None:
         raise ValueError(f"{where}: metric value {text!r} is not a number") from None
     if unit in UNIT_SCALE:
         return number * UNIT_SCALE[unit]
-    if unit in ("", "cycle", "%", "inst", "warp", "thread", "block", "sector", "request"):
+    if unit in COUNT_UNITS:
+        return number
+    if unit[:1] in _PREFIX and unit[1:] in COUNT_UNITS and unit[1:]:
+        return number * _PREFIX[unit[:1]]
+    if keep_unknown:
         return number
     raise ValueError(f"{where}: unknown metric unit {unit!r}; known: {sorted(UNIT_SCALE)}")
 
 
-def parse_csv(text: str) -> list[KernelRow]:
+def parse_csv(text: str, *, keep_unknown_units: bool = False) -> list[KernelRow]:
     """Per-kernel rows from the output of ``ncu --csv`` (profiler and program lines skipped).
 
-    Each row's metrics are in bytes and seconds. Raises ``ValueError`` naming the problem when
+    Each row's metrics are in bytes and seconds (counts as printed, a K/M/G prefix scaled).
+    With ``keep_unknown_units`` a unit this reader does not know (``cycle/nsecond``, ...)
+    keeps the printed number and the row's ``units`` names it. Raises ``ValueError`` naming the problem when
     there is no CSV header, a required column is missing, a row is short, a value is not a
     number or a unit is unknown.
 
@@ -173,8 +194,10 @@ def parse_csv(text: str) -> list[KernelRow]:
             rec[col["Block Size"]] if "Block Size" in col else "",
             rec[col["Grid Size"]] if "Grid Size" in col else ""))
         name = rec[col["Metric Name"]]
-        row.metrics[name] = _value(rec[col["Metric Value"]], rec[col["Metric Unit"]].strip(),
-                                   f"ncu CSV line {n} ({name})")
+        unit = rec[col["Metric Unit"]].strip()
+        row.metrics[name] = _value(rec[col["Metric Value"]], unit, f"ncu CSV line {n} ({name})",
+                                   keep_unknown_units)
+        row.units[name] = unit
     return [rows[k] for k in sorted(rows)]
 
 
@@ -203,12 +226,13 @@ def totals(rows: list[KernelRow], metrics=METRICS) -> dict:
     return out
 
 
-def run_ncu(target: list[str], *, timeout_s: float = 120.0, env: dict | None = None,
-            ncu: str = "ncu", **options) -> list[KernelRow]:
-    """Run ``target`` under :func:`ncu_command` (``options`` go there) and parse its CSV.
+def run_ncu_text(target: list[str], *, timeout_s: float = 120.0, env: dict | None = None,
+                 ncu: str = "ncu", **options) -> str:
+    """Run ``target`` under :func:`ncu_command` (``options`` go there); return ncu's stdout
+    (the program's own lines, then the CSV).
 
     Raises :class:`NcuNotFound` when there is no ``ncu``, :class:`NcuError` when it fails (its
-    last output lines in the message) or profiles no kernel.
+    last output lines in the message).
     """
     exe = shutil.which(ncu)
     if exe is None:
@@ -220,12 +244,64 @@ def run_ncu(target: list[str], *, timeout_s: float = 120.0, env: dict | None = N
     except subprocess.TimeoutExpired:
         raise NcuError(f"ncu ran past {timeout_s:g} s: {' '.join(cmd)}") from None
     tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-8:])
-    if proc.returncode != 0:
+    if proc.returncode != 0 or "==ERROR==" in proc.stdout + proc.stderr and '"ID",' not in proc.stdout:
         raise NcuError(f"ncu exited with {proc.returncode}: {tail}")
+    return proc.stdout
+
+
+def run_ncu(target: list[str], *, timeout_s: float = 120.0, env: dict | None = None,
+            ncu: str = "ncu", **options) -> list[KernelRow]:
+    """Run ``target`` under :func:`ncu_command` (``options`` go there) and parse its CSV.
+
+    Raises :class:`NcuNotFound` when there is no ``ncu``, :class:`NcuError` when it fails (its
+    last output lines in the message) or profiles no kernel.
+    """
+    text = run_ncu_text(target, timeout_s=timeout_s, env=env, ncu=ncu, **options)
+    tail = "\n".join(text.strip().splitlines()[-8:])
     try:
-        rows = parse_csv(proc.stdout)
+        rows = parse_csv(text)
     except ValueError as exc:
         raise NcuError(f"{exc}; ncu's last lines: {tail}") from None
     if not rows:
         raise NcuError(f"ncu profiled no kernel: {tail}")
     return rows
+
+
+def base_name(metric: str) -> str:
+    """A metric's base name, without its rollup and submetric (``.sum``, ``.avg.pct_...``).
+
+    >>> base_name("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed")
+    'sm__pipe_tensor_op_hmma_cycles_active'
+    """
+    if not isinstance(metric, str) or not metric:
+        raise ValueError(f"metric must be a non-empty str, got {metric!r}")
+    return metric.split(".", 1)[0]
+
+
+_METRIC_NAME = re.compile(r"^\s*([a-z0-9]+__[A-Za-z0-9_]+)")
+
+
+def query_metric_names(text: str) -> set[str]:
+    """Base metric names listed in the output of ``ncu --query-metrics`` (one per line,
+    the name first).
+
+    >>> sorted(query_metric_names("Device gh100\\nMetric Name  Type\\n"
+    ...                           "smsp__inst_executed_pipe_xu  Counter  inst  # of ..."))
+    ['smsp__inst_executed_pipe_xu']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be ncu's output as a str, got {type(text).__name__}")
+    return {m.group(1) for line in text.splitlines() if (m := _METRIC_NAME.match(line))}
+
+
+_MISSING = re.compile(r"[Ff]ailed to find metric[s]?\s*:?\s*(?:regex:)?\s*([A-Za-z0-9_.]+)")
+
+
+def missing_metric(message: str) -> str | None:
+    """The metric an ncu error message says it cannot find, or None.
+
+    >>> missing_metric("==ERROR== Failed to find metric sm__nothing.sum")
+    'sm__nothing.sum'
+    """
+    m = _MISSING.search(message or "")
+    return m.group(1) if m else None

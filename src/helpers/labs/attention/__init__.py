@@ -4,8 +4,9 @@ Three ways to compute the attention forward pass ``O = softmax(Q K^T / sqrt(d)) 
 across sequence lengths at a fixed number of tokens (``batch * seq``), for head dimensions 64
 and 128, with and without a causal mask:
 
-* **naive**: ``torch.matmul``, ``torch.softmax``, ``torch.matmul``, with the ``N x N`` score and
-  probability matrices written to memory (standard attention, Dao et al. 2022, Algorithm 0).
+* **naive** (:func:`helpers.kernels.attention_torch.naive_attention`): ``torch.matmul``,
+  ``torch.softmax``, ``torch.matmul``, with the ``N x N`` score and probability matrices
+  written to memory (standard attention, Dao et al. 2022, Algorithm 0).
   It needs ``2 N^2`` elements per head at once, so it is skipped, and the skip recorded, where
   that would exceed :data:`NAIVE_LIMIT_BYTES`;
 * **fused**: the book's Triton kernel :func:`helpers.kernels.attention.attention`
@@ -33,22 +34,17 @@ Additions to the lab framework, kept in this module: :func:`grade_attention` and
 :func:`grade_attention_speed` (the grader of the page's exercise). What the page computes from
 a result (rows, tables, the prose's numbers) is in :mod:`helpers.labs.analysis.attention`.
 
-**Hardware counters** (a second record, :data:`COUNTERS_LAB`, used by
-``chapters/fusion-and-attention.md``): ``python -m helpers.labs.attention --counters --out DIR``
-runs, on a CUDA GPU, one warm call of each of naive, fused and SDPA per case of
-:func:`counter_cases` under ``ncu --clock-control none`` (:mod:`helpers.profiling.ncu`), each in
-a process of its own that marks the counted call with an NVTX range, and writes
-``DIR/attention_counters.json``: per case the DRAM bytes read and written, the L2 (``lts``)
-bytes, the kernels' time and names, and the two-level model's predicted DRAM and L2 bytes
-(:mod:`helpers.models.attention`). A case that fails records its error; the others go on.
+Implementations and records kept elsewhere: the naive and SDPA paths are in
+:mod:`helpers.kernels.attention_torch`; the hardware-counter records, by ncu, are
+:mod:`helpers.labs.attention.counters` (bytes through HBM and L2;
+``python -m helpers.labs.attention --counters --out DIR`` still runs it) and
+:mod:`helpers.labs.attention.pipes` (instructions per SM pipe, registers, occupancy).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import sys
-from pathlib import Path
 from typing import Callable
 
 from helpers import specs
@@ -56,16 +52,20 @@ from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
-from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
+from helpers.kernels.attention_torch import naive_attention, sdpa_attention
+from helpers.kernels.attention_torch import kernel_names as _kernel_names
+from helpers.kernels.attention_torch import sdpa_backends as _sdpa_backends
+from helpers.kernels.attention_torch import sdpa_kernels as _sdpa_kernels
+from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.models import attention as model
 
-__all__ = ["LAB", "CLAIMS", "PROGRAMS_PER_SM", "GPU", "FULL_HIDDEN", "FULL_TOKENS", "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "hidden", "n_heads", "seq_lens",
-           "head_dims", "fused_configs", "naive_attention", "sdpa_attention", "measure_kernel_checks",
-           "measure_sweep", "run", "reference_or_none",
-           "grade_attention", "grade_attention_speed", "main",
-           "COUNTERS_LAB", "COUNTER_IMPLS", "NVTX_RANGE", "counter_cases", "counter_model",
-           "counter_entry", "counters_result", "measure_counters", "counters_reference"]
+__all__ = ["LAB", "CLAIMS", "PROGRAMS_PER_SM", "SFU_OPS_PER_CLOCK_PER_SM",
+           "ALU_OPS_PER_CLOCK_PER_SM", "PIPE_RATES", "DEFAULT_OPS_PER_SCORE", "GPU", "FULL_HIDDEN", "FULL_TOKENS",
+           "NAIVE_LIMIT_BYTES", "TOLERANCE", "tokens", "hidden", "n_heads", "seq_lens",
+           "head_dims", "fused_configs", "naive_attention", "sdpa_attention",
+           "measure_kernel_checks", "measure_sweep", "run", "reference_or_none",
+           "grade_attention", "grade_attention_speed", "main"]
 
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
 GPU = specs.H200_SXM
@@ -83,9 +83,28 @@ FULL_TOKENS = 16384
 #: Query rows checked against float64 per (batch, head) slice.
 CHECK_ROWS = 64
 
-#: Programs of a fused kernel resident per SM, assumed (8 warps and ~100 KiB of shared memory
-#: each leave room for one): concurrent programs = SMs x this.
+#: Programs of a fused kernel resident per SM assumed by the two-level traffic model (its L2
+#: working set): concurrent programs = SMs x this. (The pipe model reads the real occupancy of
+#: each launch from the counters: two at d = 64, one at d = 128; attention_pipes.json.)
 PROGRAMS_PER_SM = 1
+
+#: Special-function results (exp2, log2, rcp, ...) per clock per SM on Hopper: CUDA C++
+#: Programming Guide, "Arithmetic Instructions" throughput table, compute capability 9.0; the
+#: same rate as FlashAttention-3's 3.9 TFLOP/s of special functions on an H100 SXM5 (Shah et
+#: al. 2024, Section 3.1) at 132 SMs and the 1830 MHz tensor clock.
+SFU_OPS_PER_CLOCK_PER_SM = 16
+#: ALU pipe lanes per SM on Hopper (integer, compare, min/max, conversion): 16 per SM
+#: sub-partition, the 64 INT32 units per SM of the H100 whitepaper's SM description.
+ALU_OPS_PER_CLOCK_PER_SM = 64
+#: The per-SM rates of the pipe model (helpers.models.attention.flash2_tile_cycles).
+PIPE_RATES = {"tensor_fma_per_clock": GPU.tensor_fma_per_clock_per_sm["bf16"],
+              "sfu_ops_per_clock": SFU_OPS_PER_CLOCK_PER_SM,
+              "fma_ops_per_clock": GPU.fp32_lanes_per_sm,
+              "alu_ops_per_clock": ALU_OPS_PER_CLOCK_PER_SM}
+#: Operations per score assumed where no counters describe a launch: on the FMA pipe the scale,
+#: the subtraction of the row max and the row sum; on the ALU the row max and half a bf16 pack.
+#: (The counters of attention_pipes.json replace them: 3.4 to 3.9 and 1.9 to 2.5.)
+DEFAULT_OPS_PER_SCORE = {"fma_ops_per_score": 3.0, "alu_ops_per_score": 1.5}
 
 #: What the lab's models claim (helpers.labs.report.Claim), read by its rows.
 CLAIMS = (
@@ -97,22 +116,21 @@ CLAIMS = (
               "L2) all reach HBM, as the shipped ncu counters show (attention_counters.json)",
           limit="lower"),
     Claim("fused_time", "fused attention forward time", "prediction",
-          model="helpers.models.attention.flash2_attention_time_s",
-          ceilings="datasheet: the H200's dense bf16 peak and HBM bandwidth; L2 bandwidth "
-                   "specs.H200_SXM.l2_bytes_per_s (a microbenchmark's figure, NVIDIA publishes "
-                   "none); the result holds no copy or cuBLAS rate of its own",
-          why="the run's spread and clock variation are a few per cent each and the L2 "
-              "bandwidth is an assumption good to about 10 %",
-          tolerance=0.15,
-          miss="the kernel takes about twice the predicted time at every N, and memory is not "
-               "why: the shipped ncu counters (attention_counters.json) show it reading Q, K, V "
-               "from HBM once and moving at most the one-level count through L2, both far "
-               "below the measured time at their rates, and SDPA's cuDNN kernel on the same "
-               "inputs stays near half the bf16 peak too. The model leaves out the softmax "
-               "between the two products: one exponential per score on the special-function "
-               "units (16 per clock per SM, about 1/256 of the tensor-core rate; FlashAttention-3, "
-               "Shah et al. 2024, Section 3.1) and its FP32 arithmetic, which a loop without warp "
-               "specialization does not overlap with the tensor cores"),
+          model="helpers.models.attention.flash2_attention_pipe_time_s",
+          ceilings="datasheet: the H200's per-SM tensor-core rate, FP32 lanes, SM count and "
+                   "1830 MHz tensor clock (specs.H200_SXM), the special-function units' 16 "
+                   "results and the ALU's 64 lanes per clock per SM (SFU_OPS_PER_CLOCK_PER_SM, "
+                   "ALU_OPS_PER_CLOCK_PER_SM); counters of a separate ncu run "
+                   "(attention_pipes.json): the FMA and ALU operations per score, the registers "
+                   "and shared memory that set the programs per SM, and the fixed cycles per "
+                   "program (the intercept of the counted cycles over four lengths); the larger "
+                   "of this and the two-level memory time (far below it)",
+          why="the run's spread (p20 to p80) is up to 6 %; the clock under load is not the "
+              "datasheet's 1830 MHz but 1.77 GHz under ncu and about 1.88 GHz sustained "
+              "(nvidia-smi), 3 to 4 % either way; and the per-tile rule (the products, "
+              "exponentials and FMA work in series with one program per SM, the softmax pipes "
+              "with two) matches the counted cycles per tile within 5 %",
+          tolerance=0.15),
 )
 
 #: The lab's record: its page, size table and bench settings.
@@ -166,30 +184,7 @@ def fused_configs(head_dim: int) -> list[dict]:
             {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 4}]
 
 
-# --- the three implementations --------------------------------------------------------------
-
-def naive_attention(q, k, v, *, causal: bool = False, mask=None):
-    """Standard attention with the scores materialised: matmul, (mask), softmax, matmul.
-
-    ``mask`` (optional) is a precomputed ``N x N`` boolean of the positions to hide.
-    """
-    import torch
-
-    s = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
-    if causal:
-        if mask is None:
-            n = q.shape[-2]
-            mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
-        s = s.masked_fill(mask, float("-inf"))
-    return torch.matmul(torch.softmax(s, dim=-1), v)
-
-
-def sdpa_attention(q, k, v, *, causal: bool = False):
-    """``torch.nn.functional.scaled_dot_product_attention`` with the backend torch chooses."""
-    import torch.nn.functional as F
-
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
+# --- inputs and checks ---------------------------------------------------------------------
 
 def _inputs(shape, gen, device: str, dtype):
     """Standard normal q, k, v drawn on the CPU from ``gen``, then moved (never zeros)."""
@@ -264,41 +259,6 @@ def measure_kernel_checks(gen) -> dict:
                 cases.append({"dtype": name, "seq_len": n, "head_dim": d, "causal": causal,
                               "max_abs_error": err})
     return {"device": device, "interpreted": kern.INTERPRETED, "cases": cases}
-
-
-def _kernel_names(events, limit: int = 8) -> list[str]:
-    """Names of the device kernels among profiler events (``key_averages()`` rows), longest
-    first. A row is a kernel when its ``device_type`` is CUDA; the CUDA activity also records
-    host-side runtime calls (``cudaLaunchKernel``), whose device type is the CPU, and copies and
-    fills, which name no backend. (Filtering by name prefix, as the first version did, also
-    dropped cuDNN's kernels, whose names begin with ``cudnn``.)"""
-    from torch.autograd import DeviceType
-
-    def device_time(e):
-        return getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0) or 0
-
-    kernels = [e for e in events
-               if getattr(e, "device_type", None) == DeviceType.CUDA
-               and not e.key.startswith(("Memset", "Memcpy"))]
-    kernels.sort(key=lambda e: -device_time(e))
-    return [e.key[:120] for e in kernels][:limit]
-
-
-def _sdpa_kernels(q, k, v, causal: bool) -> list[str]:
-    """Names of the GPU kernels one SDPA call runs (from the profiler), or ["unknown: ..."]."""
-    try:
-        import torch
-        from torch.profiler import ProfilerActivity, profile
-
-        sdpa_attention(q, k, v, causal=causal)  # warm: the first call may pick or build a plan
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            sdpa_attention(q, k, v, causal=causal)
-            torch.cuda.synchronize()
-        names = _kernel_names(prof.key_averages())
-        return names or ["unknown: the profiler recorded no device kernel"]
-    except Exception as exc:  # the profiler is optional evidence; never fail the run for it
-        return [f"unknown: {type(exc).__name__}: {str(exc)[:100]}"]
 
 
 def _choose_config(q, k, v, causal: bool, gen, device: str, d: int) -> tuple[dict, list]:
@@ -396,18 +356,6 @@ def run(device: str | None = None) -> dict:
     return result
 
 
-def _sdpa_backends() -> dict:
-    """Which SDPA backends torch has enabled (it picks among them per call)."""
-    import torch
-
-    out = {}
-    for name in ("flash", "mem_efficient", "math", "cudnn"):
-        fn = getattr(torch.backends.cuda, f"{name}_sdp_enabled", None)
-        if fn is not None:
-            out[name] = bool(fn())
-    return out
-
-
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
 
@@ -484,195 +432,11 @@ def grade_attention_speed(kernel, device: str | None = None, seq_len: int = 4096
                              spread=max(mine.spread, sdpa.spread), min_fraction=min_fraction)
 
 
-# --- hardware counters (ncu) ---------------------------------------------------------------
-
-#: The counters' record: a lab of its own name and file, read by the fusion chapter.
-COUNTERS_LAB = core.Lab(
-    "attention_counters", pages=("chapters/fusion-and-attention.md",),
-    sizes={"seq_lens": ([128, 256], [1024, 4096]), "head_dims": ([64], [64, 128])})
-#: Implementations counted, in the order they run.
-COUNTER_IMPLS = ("naive", "fused", "sdpa")
-#: The NVTX range that marks the counted call (ncu keeps only the kernels launched inside it).
-NVTX_RANGE = "book_counted_call"
-#: Query rows per program assumed by the model: the fused kernel's default block
-#: (:func:`helpers.kernels.attention.default_config`); for SDPA's cuDNN kernel (named
-#: ``..._64x128x{d}_...`` on the H200, 64-row tiles per warp group) 128 rows per program, as
-#: FlashAttention-3's two consumer warp groups; the counters show how much its L1 and
-#: shared memory save beyond that.
-COUNTER_BLOCK_ROWS = {"fused": 128, "sdpa": 128}
-#: Seconds one case's ncu process may take.
-COUNTER_TIMEOUT_S = 120.0
-
-
-def counter_cases() -> list[dict]:
-    """The cases counted: naive, fused and SDPA at every (d, N) of :data:`COUNTERS_LAB`'s
-    sizes without a mask, and one causal case (the largest d and N), at the lab's token count
-    and model width (``batch = tokens / N``, ``heads = hidden / d``)."""
-    dims, lens = COUNTERS_LAB.size("head_dims"), COUNTERS_LAB.size("seq_lens")
-    shapes = [(d, n, False) for d in dims for n in lens] + [(dims[-1], lens[-1], True)]
-    return [{"impl": impl, "head_dim": d, "seq_len": n, "causal": causal,
-             "batch": max(1, tokens() // n), "n_heads": n_heads(d)}
-            for d, n, causal in shapes for impl in COUNTER_IMPLS]
-
-
-def counter_model(case: dict, gpu: specs.GPUSpec = GPU, bytes_per_element: float = 2.0) -> dict:
-    """The two-level model's bytes for one case of :func:`counter_cases` on ``gpu``.
-
-    Fused and SDPA: :func:`helpers.models.attention.flash2_attention_dram_bytes` and
-    ``..._l2_traffic_bytes`` with :data:`COUNTER_BLOCK_ROWS`, ``gpu``'s L2 and SM count times
-    :data:`PROGRAMS_PER_SM` programs in flight, no log-sum-exp (neither writes one without
-    autograd). Naive: ``standard_attention_dram_bytes`` and ``..._l2_traffic_bytes`` with one
-    extra pass over the scores for the scaling and one more for a causal mask.
-    """
-    n, d, causal = case["seq_len"], case["head_dim"], case["causal"]
-    kw = dict(n_heads=case["n_heads"], batch=case["batch"])
-    out = {"flop": model.attention_flop(n, d, causal=causal and case["impl"] != "naive", **kw),
-           "one_level_bytes": None, "model_dram_bytes": None, "model_l2_bytes": None}
-    if case["impl"] == "naive":
-        passes = 1 + int(causal)
-        out["score_passes"] = passes
-        out["model_l2_bytes"] = model.standard_attention_l2_traffic_bytes(
-            n, d, bytes_per_element, score_passes=passes, **kw)
-        out["model_dram_bytes"] = model.standard_attention_dram_bytes(
-            n, d, bytes_per_element, l2_capacity_bytes=gpu.l2_bytes, score_passes=passes, **kw)
-        out["one_level_bytes"] = out["model_l2_bytes"]
-    else:
-        br = COUNTER_BLOCK_ROWS[case["impl"]]
-        programs = gpu.sm_count * PROGRAMS_PER_SM
-        out.update(block_rows=br, concurrent_programs=programs,
-                   resident_kv_bytes=model.flash2_resident_kv_bytes(
-                       n, d, bytes_per_element, block_rows=br, concurrent_programs=programs, **kw))
-        out["model_l2_bytes"] = model.flash2_attention_l2_traffic_bytes(
-            n, d, bytes_per_element, block_rows=br, causal=causal, **kw)
-        out["model_dram_bytes"] = model.flash2_attention_dram_bytes(
-            n, d, bytes_per_element, block_rows=br, l2_capacity_bytes=gpu.l2_bytes,
-            concurrent_programs=programs, causal=causal, **kw)
-        out["one_level_bytes"] = out["model_l2_bytes"]
-    return out
-
-
-def counter_entry(case: dict, totals: dict | None = None, error: str | None = None,
-                  gpu: specs.GPUSpec = GPU) -> dict:
-    """One case's record: the case, the model's bytes and the counters summed over the call's
-    kernels (``totals`` from :func:`helpers.profiling.ncu.totals`), or the error."""
-    entry = dict(case)
-    entry.update(counter_model(case, gpu))
-    keys = {"dram_read_bytes": "dram__bytes_read.sum", "dram_write_bytes": "dram__bytes_write.sum",
-            "l2_bytes": "lts__t_bytes.sum", "kernel_time_s": "gpu__time_duration.sum"}
-    if totals is not None:
-        for key, metric in keys.items():
-            entry[key] = totals.get(metric)
-        entry["kernels"] = list(totals.get("kernels", []))[:16]
-        entry["n_kernels"] = totals.get("n_kernels", 0)
-        if totals.get("incomplete"):
-            entry["incomplete_metrics"] = list(totals["incomplete"])
-        if entry["dram_read_bytes"] is not None and entry["dram_write_bytes"] is not None:
-            entry["dram_bytes"] = entry["dram_read_bytes"] + entry["dram_write_bytes"]
-    if error is not None:
-        entry["error"] = error[:400]
-    return entry
-
-
-def counters_result(entries: list[dict], device: str = "cuda", **settings) -> dict:
-    """The ``attention_counters`` result (``core.new_result``) holding ``entries``."""
-    from helpers.profiling import ncu
-
-    result = new_result(COUNTERS_LAB, device, metrics=list(ncu.METRICS), nvtx_range=NVTX_RANGE,
-                        tokens=tokens(), hidden=hidden(), l2_capacity_bytes=GPU.l2_bytes,
-                        programs_per_sm=PROGRAMS_PER_SM, block_rows=COUNTER_BLOCK_ROWS,
-                        **settings)
-    result["measurements"]["cases"] = entries
-    return result
-
-
-def _case_arg(case: dict) -> str:
-    return f"{case['impl']},{case['head_dim']},{case['seq_len']},{int(case['causal'])}"
-
-
-def _counted_call(spec: str) -> None:
-    """The child of :func:`measure_counters`: one warm call, then one inside :data:`NVTX_RANGE`."""
-    import torch
-
-    impl, d, n, causal = spec.split(",")
-    d, n, causal = int(d), int(n), bool(int(causal))
-    if impl not in COUNTER_IMPLS:
-        raise ValueError(f"impl must be one of {COUNTER_IMPLS}, got {impl!r}")
-    gen = torch.Generator().manual_seed(7)
-    q, k, v = _inputs((max(1, tokens() // n), n_heads(d), n, d), gen, "cuda", torch.bfloat16)
-    if impl == "naive":
-        mask = torch.ones(n, n, dtype=torch.bool, device="cuda").triu(1) if causal else None
-        fn = (lambda: naive_attention(q, k, v, causal=causal, mask=mask))
-    elif impl == "fused":
-        from helpers.kernels import attention as kern
-
-        fn = (lambda: kern.attention(q, k, v, causal=causal))
-    else:
-        fn = (lambda: sdpa_attention(q, k, v, causal=causal))
-    fn()  # warm: compile, plan, allocate
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
-
-
-def measure_counters(out_dir, cases: list[dict] | None = None, runner=None) -> Path:
-    """Count each case's kernels under ncu on the GPU; write ``out_dir/attention_counters.json``.
-
-    ``runner`` (default :func:`helpers.profiling.ncu.run_ncu`) is called as
-    ``runner(target, nvtx_range=..., timeout_s=..., env=...)`` and returns kernel rows. A
-    missing ncu stops the run with its message; any other failure is recorded in the case.
-    """
-    from helpers.bench.sizes import has_cuda
-    from helpers.profiling import ncu
-
-    if runner is None:
-        if not has_cuda():
-            raise SystemExit("attention --counters needs a CUDA GPU and Nsight Compute (ncu); "
-                             "none is usable here, so nothing was measured.")
-        runner = ncu.run_ncu
-    cases = counter_cases() if cases is None else cases
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    entries = []
-    for case in progress(cases, desc="attention counters"):
-        target = [sys.executable, "-m", "helpers.labs.attention", "--counted-call",
-                  _case_arg(case)]
-        try:
-            rows = runner(target, nvtx_range=NVTX_RANGE, timeout_s=COUNTER_TIMEOUT_S, env=env)
-            entries.append(counter_entry(case, ncu.totals(rows)))
-        except ncu.NcuNotFound:
-            raise
-        except Exception as exc:  # one failing case must not lose the others
-            entries.append(counter_entry(case, error=f"{type(exc).__name__}: {exc}"))
-    result = counters_result(entries, "cuda" if runner is ncu.run_ncu else "cpu")
-    return core.save_result(result, out_dir)
-
-
-def counters_reference() -> dict | None:
-    """The shipped H200 counters (``labs/reference/h200/attention_counters.json``), or None."""
-    return core.reference_or_none(COUNTERS_LAB.name)
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--counted-call" in argv:  # the child process of --counters
-        _counted_call(argv[argv.index("--counted-call") + 1])
-        return
-    if "--counters" in argv:
-        import argparse
+    if "--counters" in argv or "--counted-call" in argv:  # the counters record's own CLI
+        from helpers.labs.attention import counters
 
-        parser = argparse.ArgumentParser(prog="python -m helpers.labs.attention --counters",
-                                         description="Count DRAM and L2 bytes with ncu.")
-        parser.add_argument("--counters", action="store_true")
-        parser.add_argument("--out", required=True, help="directory for attention_counters.json")
-        args = parser.parse_args(argv)
-        path = measure_counters(args.out)
-        print(f"attention_counters: wrote {path}", file=sys.stderr)
+        counters.main(argv)
         return
     run_cli(LAB, run, argv)
-
-
-if __name__ == "__main__":
-    main()
