@@ -62,7 +62,8 @@ LAB = core.Lab(
     sizes={"n_values": ([1, 4, 16, 64, 256], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]),
            "sweep_n": (16, 100),
            "sweep_numels": ([1, 100, 10_000, 1_000_000],
-                            [1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22,
+                            [1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 3 << 20,
+                             1 << 22, 5 << 20, 6 << 20, 7 << 20, 1 << 23, 10 << 20, 12 << 20,
                              1 << 24, 1 << 26]),
            "host_n": (64, 200), "host_reps": (15, 50),
            # the Triton kernels (compiled on a GPU; the interpreter keeps the small ones)
@@ -122,19 +123,56 @@ def make_input(numel: int, device: str, seed: int = 0):
 
 
 def chain(x, n_kernels: int):
-    """Enqueue ``n_kernels`` dependent tiny kernels: negate ``x`` in place, ``n_kernels`` times."""
+    """Enqueue ``n_kernels`` dependent tiny kernels: negate ``x`` in place, ``n_kernels`` times.
+
+    ``x`` may be a list of ``k`` tensors: kernel ``i`` then negates ``x[i % k]`` (the size
+    sweep's rotation, so that a kernel's tensor has left the L2 by the time it comes round).
+    """
+    if isinstance(x, (list, tuple)):
+        k = len(x)
+        for i in range(n_kernels):
+            x[i % k].neg_()
+        return x
     for _ in range(n_kernels):
         x.neg_()
     return x
 
 
 def check_chain(x, before, n_kernels: int) -> None:
-    """Raise unless ``x`` is exactly ``(-1)**n_kernels * before`` (negation is exact)."""
+    """Raise unless ``x`` is exactly ``(-1)**n_kernels * before`` (negation is exact); for
+    lists, each tensor ``j`` against its own count of negations (kernels ``i`` with
+    ``i % k == j``)."""
     import torch
 
+    if isinstance(x, (list, tuple)):
+        k = len(x)
+        for j, (xj, bj) in enumerate(zip(x, before)):
+            count = len(range(j, n_kernels, k))
+            if not torch.equal(xj, bj if count % 2 == 0 else -bj):
+                raise AssertionError(f"chain of {n_kernels} negations over {k} tensors gave "
+                                     f"a wrong result in tensor {j}")
+        return
     expected = before if n_kernels % 2 == 0 else -before
     if not torch.equal(x, expected):
         raise AssertionError(f"chain of {n_kernels} negations gave a wrong result")
+
+
+def sweep_buffers(numel: int, n_kernels: int, l2_bytes: float) -> int:
+    """Tensors the size sweep rotates through: enough float32 tensors of ``numel`` that together
+    they hold twice ``l2_bytes`` (each kernel's tensor was evicted since its last turn), at most
+    one per kernel, at least one; 1 where ``l2_bytes`` is 0 (a CPU run)."""
+    if l2_bytes <= 0:
+        return 1
+    return max(1, min(int(n_kernels), math.ceil(2.0 * l2_bytes / (4.0 * numel))))
+
+
+def _l2_bytes(device: str) -> float:
+    """The GPU's L2 capacity (bytes) from torch's device properties; 0 on a CPU."""
+    if not device.startswith("cuda"):
+        return 0.0
+    import torch
+
+    return float(torch.cuda.get_device_properties(torch.device(device)).L2_cache_size)
 
 
 def capture_chain(x, n_kernels: int):
@@ -163,8 +201,12 @@ def _timed(fn: Callable, device: str, name: str) -> dict:
     return summarize(LAB.bench(fn, device, name))
 
 
+def _clone(x):
+    return [t.clone() for t in x] if isinstance(x, (list, tuple)) else x.clone()
+
+
 def _time_eager(x, n: int, device: str) -> dict:
-    before = x.clone()
+    before = _clone(x)
     chain(x, n)
     sync(device)
     check_chain(x, before, n)  # correctness first
@@ -173,7 +215,7 @@ def _time_eager(x, n: int, device: str) -> dict:
 
 def _time_graph(x, n: int, device: str) -> dict:
     graph = capture_chain(x, n)
-    before = x.clone()
+    before = _clone(x)
     graph.replay()
     sync(device)
     check_chain(x, before, n)  # the replay really runs the n kernels on x
@@ -293,16 +335,19 @@ def run(device: str | None = None) -> dict:
         del graph
     m["host_enqueue"] = host
 
+    l2 = _l2_bytes(device)
     sizes = []
     for numel in progress(sweep_numels, desc="launch lab: kernel sizes"):
-        xs = make_input(numel, device, seed=4)
-        entry = {"numel": numel, "bytes_per_kernel": 8.0 * numel,
+        k = sweep_buffers(numel, sweep_n, l2)
+        xs = [make_input(numel, device, seed=4 + i) for i in range(k)]
+        entry = {"numel": numel, "bytes_per_kernel": 8.0 * numel, "buffers": k,
                  "eager": _time_eager(xs, sweep_n, device)}
         if cuda:
             entry["graph"] = _time_graph(xs, sweep_n, device)
         sizes.append(entry)
         del xs
     m["size_sweep"] = sizes
+    m["l2_bytes"] = l2
 
     m["occupancy"] = _occupancy_data(device)
     m["fits"] = fits(result)

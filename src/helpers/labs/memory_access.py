@@ -94,6 +94,9 @@ LAB = core.Lab(
 STRIDES = (1, 2, 4, 8, 16, 32, 64)
 #: Bytes of one float32 element (the models' :data:`~helpers.models.memory_access.FP32_BYTES`).
 ELEMENT_BYTES = FP32_BYTES
+#: The stride whose span (``strided_elements`` x stride x 4 bytes) every stride of the
+#: same-span sweep reads over.
+SPAN_STRIDE = 16
 #: Bytes of one CPU cache line (x86-64 and most Arm server cores).
 CPU_LINE_BYTES = 64
 #: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
@@ -147,8 +150,15 @@ def check_kernels(device: str) -> dict:
             "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
 
 
-def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
-    """Time the strided sum at each stride; useful bytes per second beside the prediction."""
+def span_elements(span_bytes: int, stride: int) -> int:
+    """Elements a read ``stride`` apart uses over ``span_bytes`` of float32 (at least one)."""
+    return max(1, int(span_bytes) // (int(stride) * ELEMENT_BYTES))
+
+
+def strided_read(device: str, budget_s: float, strides=STRIDES) -> tuple[dict, dict]:
+    """Time the strided sum at each stride, twice: the same ``n`` elements at every stride (the
+    span grows with the stride) and the same span at every stride (``n`` shrinks with it, the
+    span being that of stride 16 in the first sweep). Useful bytes per second of each row."""
     import torch
 
     cuda = device.startswith("cuda")
@@ -158,22 +168,30 @@ def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
     if not cuda:  # one core: the cache lines of one core, and no thread-pool overhead
         torch.set_num_threads(1)
     try:
-        return _strided_rows(device, budget_s, strides, n, seg)
+        gen = torch.Generator().manual_seed(2)
+        x = _rand(n * max(strides), device, gen)
+        span = n * SPAN_STRIDE * ELEMENT_BYTES
+        same_n = _strided_rows(x, device, budget_s, strides, seg, lambda s: n)
+        same_span = _strided_rows(x, device, budget_s, strides, seg,
+                                  lambda s: span_elements(span, s))
+        same_span["span_bytes"] = span
+        del x
+        return same_n, same_span
     finally:
         torch.set_num_threads(threads)
 
 
-def _strided_rows(device: str, budget_s: float, strides, n: int, seg: int) -> dict:
+def _strided_rows(x, device: str, budget_s: float, strides, seg: int, count) -> dict:
     import torch
 
     cuda = device.startswith("cuda")
-    gen = torch.Generator().manual_seed(2)
-    x = _rand(n * max(strides), device, gen)
     k = _kernels() if cuda else None
-    partial = (torch.empty(-(-n // k.STRIDED_BLOCK), dtype=torch.float32, device=device)
+    n_max = max(count(s) for s in strides)
+    partial = (torch.empty(-(-n_max // k.STRIDED_BLOCK), dtype=torch.float32, device=device)
                if cuda else None)
     rows = []
     for s in progress(list(strides), desc="strided read"):
+        n = count(s)
         view = x[: (n - 1) * s + 1: s]
         want = float(view.double().sum())
         if cuda:
@@ -191,13 +209,13 @@ def _strided_rows(device: str, budget_s: float, strides, n: int, seg: int) -> di
         r = bench(fn, device=device, name=f"stride {s}", budget_s=budget_s, flush_cache=True,
                   check=check, env=False)
         useful = float(n * ELEMENT_BYTES)
-        rows.append({"stride": s, "useful_bytes": useful,
+        rows.append({"stride": s, "n_elements": n, "span_bytes": float(n * s * ELEMENT_BYTES),
+                     "useful_bytes": useful,
                      "useful_bytes_per_s": useful / r.median_s,
                      "predicted_efficiency": predicted_efficiency(s, ELEMENT_BYTES,
                                                                   segment_bytes=seg),
                      "bench": summarize(r)})
-    del x
-    return {"n_elements": n, "element_bytes": ELEMENT_BYTES, "segment_bytes": seg,
+    return {"n_elements": count(strides[0]), "element_bytes": ELEMENT_BYTES, "segment_bytes": seg,
             "kernel": "triton strided_sum_kernel" if cuda else "torch sum of a strided view (CPU)",
             "rows": rows}
 
@@ -360,7 +378,7 @@ def run(device: str | None = None) -> dict:
                         element_bytes=ELEMENT_BYTES, flush_cache_strided=True)
     m = result["measurements"]
     m["kernels_checked"] = check_kernels(device)
-    m["strided_read"] = strided_read(device, budget)
+    m["strided_read"], m["strided_read_same_span"] = strided_read(device, budget)
     m["transpose"] = transposes(device, budget)
     m["bank_conflicts"] = bank_conflicts(device, budget)
     return result
@@ -468,7 +486,135 @@ def grade_transpose_performance(kernel, device: str | None = None) -> Verdict | 
                              reference_s=ref_s)
 
 
+# --- hardware counters (ncu) ---------------------------------------------------------------
+
+#: The counters' record: a lab of its own name and file, read by this lab's page.
+COUNTERS_LAB = core.Lab("memory_access_counters", pages=("labs/memory-access.md",),
+                        sizes={"strides": ([1, 8], [1, 2, 4, 8, 16, 32, 64])})
+#: The NVTX range that marks each counted read (ncu keeps only kernels launched inside it).
+NVTX_RANGE = "book_counted_read"
+#: Counter groups, each one ncu process: the first tells DRAM bytes from L2 traffic and time;
+#: the second (L1 and L2 requests, the warps' waiting) is kept apart so that a metric this
+#: ncu lacks loses only its own group.
+COUNTER_GROUPS = {
+    "bytes": ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
+              "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", "dram__cycles_elapsed.avg",
+              "dram__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__time_duration.sum"),
+    "requests": ("dram__sectors_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                 "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+                 "lts__t_requests_srcunit_tex_op_read.sum",
+                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                 "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+                 "sm__warps_active.avg.pct_of_peak_sustained_active", "gpu__time_duration.sum"),
+}
+#: The two layouts counted at every stride, in launch order: the lab's sweep (same ``n``) and
+#: the same span; a third, ``span_sweep``, follows (:func:`counter_cases`).
+COUNTER_LAYOUTS = ("same_n", "same_span")
+#: Seconds one ncu process may take.
+COUNTER_TIMEOUT_S = 40.0
+
+
+def counter_cases() -> list[dict]:
+    """The reads counted, in launch order: every stride of :data:`COUNTERS_LAB` in each layout,
+    with its element count (the full lab's sizes, whatever the size tier)."""
+    n = LAB.size("strided_elements")
+    span = n * SPAN_STRIDE * ELEMENT_BYTES
+    cases = [{"layout": lay, "stride": s,
+              "n_elements": n if lay == "same_n" else span_elements(span, s)}
+             for lay in COUNTER_LAYOUTS for s in COUNTERS_LAB.size("strides")]
+    # the span alone: strides 16 and 64 (64 bytes per float each) over growing n
+    return cases + [{"layout": "span_sweep", "stride": s, "n_elements": max(1, n >> shift)}
+                    for s in (16, 64) for shift in (6, 4, 2, 0)]
+
+
+def _counted_reads() -> None:
+    """The child of :func:`measure_counters`: each case once warm, then once inside the range."""
+    import torch
+
+    cases = counter_cases()
+    k = _kernels()
+    n = LAB.size("strided_elements")
+    x = _rand(n * max(STRIDES), "cuda", None)
+    partial = torch.empty(-(-max(c["n_elements"] for c in cases) // k.STRIDED_BLOCK),
+                          dtype=torch.float32, device="cuda")
+    for c in cases:
+        k.strided_sum(x, c["n_elements"], c["stride"], partial)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push(NVTX_RANGE)
+        k.strided_sum(x, c["n_elements"], c["stride"], partial)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+
+
+def measure_counters(out_dir, runner=None):
+    """Count every case of :func:`counter_cases` under ncu, one process per counter group;
+    write ``out_dir/memory_access_counters.json``. A group that fails is recorded, not fatal."""
+    import sys
+    from pathlib import Path
+
+    from helpers.profiling import ncu
+
+    if runner is None:
+        if not has_cuda():
+            raise SystemExit("memory_access --counters needs a CUDA GPU and Nsight Compute "
+                             "(ncu); none is usable here, so nothing was measured.")
+        runner = ncu.run_ncu
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cases = [dict(c, metrics={}) for c in counter_cases()]
+    errors: dict = {}
+    result = new_result(COUNTERS_LAB, "cuda" if runner is ncu.run_ncu else "cpu",
+                        groups={g: list(m) for g, m in COUNTER_GROUPS.items()},
+                        nvtx_range=NVTX_RANGE, element_bytes=ELEMENT_BYTES,
+                        span_stride=SPAN_STRIDE, cache_control="ncu default (all: flushed "
+                        "before each replayed pass)")
+    result["measurements"].update(cases=cases, errors=errors)
+    path = None
+    for group, metrics in COUNTER_GROUPS.items():
+        target = [sys.executable, "-m", "helpers.labs.memory_access", "--counted-reads"]
+        try:
+            rows = runner(target, metrics=metrics, nvtx_range=NVTX_RANGE,
+                          kernel_regex="strided_sum", timeout_s=COUNTER_TIMEOUT_S, env=env)
+        except ncu.NcuNotFound:
+            raise
+        except Exception as exc:  # one failing group must not lose the other
+            errors[group] = f"{type(exc).__name__}: {exc}"[:600]
+            continue
+        if len(rows) != len(cases):
+            errors[group] = f"{len(rows)} kernels counted for {len(cases)} reads"
+            continue
+        for case, row in zip(cases, rows):
+            case["metrics"].update({m: row.metrics.get(m) for m in metrics})
+            case["kernel"] = row.kernel
+        path = core.save_result(result, out_dir)  # after each group: a later one may time out
+    return core.save_result(result, out_dir) if path is None or errors else path
+
+
+def counters_reference() -> dict | None:
+    """The shipped H200 counters (``labs/reference/h200/memory_access_counters.json``), or None."""
+    return core.reference_or_none(COUNTERS_LAB.name)
+
+
 def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--counted-reads" in argv:  # the child process of --counters
+        _counted_reads()
+        return
+    if "--counters" in argv:
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="python -m helpers.labs.memory_access --counters",
+                                         description="Count the strided read's bytes with ncu.")
+        parser.add_argument("--counters", action="store_true")
+        parser.add_argument("--out", required=True,
+                            help="directory for memory_access_counters.json")
+        args = parser.parse_args(argv)
+        path = measure_counters(args.out)
+        print(f"memory_access_counters: wrote {path}", file=sys.stderr)
+        return
     run_cli(LAB, run, argv)
 
 
