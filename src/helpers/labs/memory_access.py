@@ -522,9 +522,13 @@ def counter_cases() -> list[dict]:
     cases = [{"layout": lay, "stride": s,
               "n_elements": n if lay == "same_n" else span_elements(span, s)}
              for lay in COUNTER_LAYOUTS for s in COUNTERS_LAB.size("strides")]
-    # the span alone: strides 16 and 64 (64 bytes per float each) over growing n
-    return cases + [{"layout": "span_sweep", "stride": s, "n_elements": max(1, n >> shift)}
-                    for s in (16, 64) for shift in (6, 4, 2, 0)]
+    # sparser than the lab's sweep, over the same span: fewer floats per DRAM row
+    cases += [{"layout": "same_span", "stride": s, "n_elements": span_elements(span, s)}
+              for s in (128, 256)]
+    # the span alone: strides 16 and 64 (64 bytes per float each) over growing n, each up to
+    # the buffer's whole span (n x 64 floats)
+    return cases + [{"layout": "span_sweep", "stride": s, "n_elements": max(1, n * f // 64)}
+                    for s in (16, 64) for f in (1, 4, 16, 64, 128, 256) if f * s <= 64 * 64]
 
 
 def _counted_reads() -> None:
