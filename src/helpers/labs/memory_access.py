@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from typing import Any, Callable
 
 from helpers.bench import bench, has_cuda, sync
@@ -39,6 +38,7 @@ from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
+from helpers.models.dram import CPU_LINE_BYTES
 from helpers.models.memory_access import (FP32_BYTES, SECTOR_BYTES, WARP_SIZE,
                                           predicted_conflict_degree, predicted_efficiency)
 
@@ -97,8 +97,6 @@ ELEMENT_BYTES = FP32_BYTES
 #: The stride whose span (``strided_elements`` x stride x 4 bytes) every stride of the
 #: same-span sweep reads over.
 SPAN_STRIDE = 16
-#: Bytes of one CPU cache line (x86-64 and most Arm server cores).
-CPU_LINE_BYTES = 64
 #: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
 #: multiple of the tile, so a kernel with a missing or swapped mask leaves elements unwritten.
 GRADE_SHAPE = {"cpu": (45, 77), "gpu": (1023, 2049)}
@@ -255,74 +253,6 @@ def transposes(device: str, budget_s: float) -> dict:
     return out
 
 
-_CUDA_SOURCE = r"""
-#include <cuda_runtime.h>
-
-// The 32 x 32 shared-memory transpose of NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
-// (blocks of 32 x 8 threads, each thread moving four elements). PAD = 0: a warp reading a
-// column of the tile hits one bank 32 times; PAD = 1: the row pitch is 33 words, no conflict.
-template <int PAD>
-__global__ void transpose_smem_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                      int M, int N) {
-  __shared__ float tile[32][32 + PAD];
-  const int col0 = blockIdx.x * 32, row0 = blockIdx.y * 32;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int j = 0; j < 32; j += 8) {
-    const int r = row0 + ty + j, c = col0 + tx;
-    if (r < M && c < N) tile[ty + j][tx] = x[(long long)r * N + c];
-  }
-  __syncthreads();
-  for (int j = 0; j < 32; j += 8) {
-    const int r = col0 + ty + j, c = row0 + tx;  // y is N x M
-    if (r < N && c < M) y[(long long)r * M + c] = tile[tx][ty + j];
-  }
-}
-
-// Launch on the given stream; returns the launch's cudaError_t (0: success).
-int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream) {
-  dim3 block(32, 8), grid((N + 31) / 32, (M + 31) / 32);
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (pad == 0)
-    transpose_smem_kernel<0><<<grid, block, 0, s>>>(x, y, M, N);
-  else
-    transpose_smem_kernel<1><<<grid, block, 0, s>>>(x, y, M, N);
-  return static_cast<int>(cudaGetLastError());
-}
-"""
-# The torch side is plain C++ (no CUDA headers), so only the binding pays for torch's headers.
-_CPP_SOURCE = r"""
-#include <torch/extension.h>
-
-int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream);
-
-torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad, int64_t stream) {
-  TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32);
-  TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.scalar_type() == torch::kFloat32);
-  const int M = x.size(0), N = x.size(1);
-  TORCH_CHECK(y.size(0) == N && y.size(1) == M, "y must be N x M");
-  const int err = launch_transpose_smem(x.data_ptr<float>(), y.data_ptr<float>(), M, N,
-                                        static_cast<int>(pad), reinterpret_cast<void*>(stream));
-  TORCH_CHECK(err == 0, "kernel launch failed with cudaError ", err);
-  return y;
-}
-"""
-
-
-def _cuda_compiler() -> tuple[str | None, str]:
-    """The path of ``nvcc`` if one is usable, else None and the reason."""
-    try:
-        from torch.utils import cpp_extension
-    except Exception as exc:  # pragma: no cover - torch is a dependency
-        return None, f"torch.utils.cpp_extension unavailable ({exc})"
-    home = cpp_extension.CUDA_HOME
-    nvcc = os.path.join(home, "bin", "nvcc") if home else shutil.which("nvcc")
-    if not nvcc or not os.path.exists(nvcc):
-        return None, "no CUDA C compiler (nvcc) found: CUDA_HOME is unset and nvcc is not on PATH"
-    if not cpp_extension.is_ninja_available():
-        return None, "torch.utils.cpp_extension.load_inline needs ninja, which is not installed"
-    return nvcc, ""
-
-
 def bank_conflicts(device: str, budget_s: float) -> dict:
     """Time the padded and unpadded shared-memory transposes, if CUDA C can be compiled here."""
     predicted = {"pad0": predicted_conflict_degree(32, 0), "pad1": predicted_conflict_degree(32, 1)}
@@ -330,21 +260,15 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
     if not device.startswith("cuda"):
         return {"available": False, "reason": "no CUDA GPU: the CPU tier has no shared memory "
                 "banks to measure", **base}
-    nvcc, reason = _cuda_compiler()
+    from helpers.kernels import smem_transpose
+
+    nvcc, reason = smem_transpose.cuda_compiler()
     if nvcc is None:
         return {"available": False, "reason": reason, **base}
     import torch
 
     try:
-        import time
-
-        from torch.utils.cpp_extension import load_inline
-
-        t0 = time.perf_counter()
-        mod = load_inline(name="labmem_transpose_smem", cpp_sources=_CPP_SOURCE,
-                          cuda_sources=_CUDA_SOURCE, functions=["transpose_smem"],
-                          extra_cuda_cflags=["-O3"], verbose=False)
-        build_s = time.perf_counter() - t0
+        mod, build_s = smem_transpose.build()
     except Exception as exc:  # a compiler that fails is reported, not fatal
         msg = " ".join(str(exc).split())[:300]
         return {"available": False, "reason": f"building the CUDA C kernels failed: "
@@ -486,138 +410,14 @@ def grade_transpose_performance(kernel, device: str | None = None) -> Verdict | 
                              reference_s=ref_s)
 
 
-# --- hardware counters (ncu) ---------------------------------------------------------------
-
-#: The counters' record: a lab of its own name and file, read by this lab's page.
-COUNTERS_LAB = core.Lab("memory_access_counters", pages=("labs/memory-access.md",),
-                        sizes={"strides": ([1, 8], [1, 2, 4, 8, 16, 32, 64])})
-#: The NVTX range that marks each counted read (ncu keeps only kernels launched inside it).
-NVTX_RANGE = "book_counted_read"
-#: Counter groups, each one ncu process: the first tells DRAM bytes from L2 traffic and time;
-#: the second (L1 and L2 requests, the warps' waiting) is kept apart so that a metric this
-#: ncu lacks loses only its own group.
-COUNTER_GROUPS = {
-    "bytes": ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_op_read.sum",
-              "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", "dram__cycles_elapsed.avg",
-              "dram__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__time_duration.sum"),
-    "requests": ("dram__sectors_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-                 "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
-                 "lts__t_requests_srcunit_tex_op_read.sum",
-                 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                 "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
-                 "sm__warps_active.avg.pct_of_peak_sustained_active", "gpu__time_duration.sum"),
-}
-#: The two layouts counted at every stride, in launch order: the lab's sweep (same ``n``) and
-#: the same span; a third, ``span_sweep``, follows (:func:`counter_cases`).
-COUNTER_LAYOUTS = ("same_n", "same_span")
-#: Seconds one ncu process may take.
-COUNTER_TIMEOUT_S = 40.0
-
-
-def counter_cases() -> list[dict]:
-    """The reads counted, in launch order: every stride of :data:`COUNTERS_LAB` in each layout,
-    with its element count (the full lab's sizes, whatever the size tier)."""
-    n = LAB.size("strided_elements")
-    span = n * SPAN_STRIDE * ELEMENT_BYTES
-    cases = [{"layout": lay, "stride": s,
-              "n_elements": n if lay == "same_n" else span_elements(span, s)}
-             for lay in COUNTER_LAYOUTS for s in COUNTERS_LAB.size("strides")]
-    # sparser than the lab's sweep, over the same span: fewer floats per DRAM row
-    cases += [{"layout": "same_span", "stride": s, "n_elements": span_elements(span, s)}
-              for s in (128, 256)]
-    # the span alone: strides 16 and 64 (64 bytes per float each) over growing n, each up to
-    # the buffer's whole span (n x 64 floats)
-    return cases + [{"layout": "span_sweep", "stride": s, "n_elements": max(1, n * f // 64)}
-                    for s in (16, 64) for f in (1, 4, 16, 64, 128, 256) if f * s <= 64 * 64]
-
-
-def _counted_reads() -> None:
-    """The child of :func:`measure_counters`: each case once warm, then once inside the range."""
-    import torch
-
-    cases = counter_cases()
-    k = _kernels()
-    n = LAB.size("strided_elements")
-    x = _rand(n * max(STRIDES), "cuda", None)
-    partial = torch.empty(-(-max(c["n_elements"] for c in cases) // k.STRIDED_BLOCK),
-                          dtype=torch.float32, device="cuda")
-    for c in cases:
-        k.strided_sum(x, c["n_elements"], c["stride"], partial)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push(NVTX_RANGE)
-        k.strided_sum(x, c["n_elements"], c["stride"], partial)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
-
-
-def measure_counters(out_dir, runner=None):
-    """Count every case of :func:`counter_cases` under ncu, one process per counter group;
-    write ``out_dir/memory_access_counters.json``. A group that fails is recorded, not fatal."""
-    import sys
-    from pathlib import Path
-
-    from helpers.profiling import ncu
-
-    if runner is None:
-        if not has_cuda():
-            raise SystemExit("memory_access --counters needs a CUDA GPU and Nsight Compute "
-                             "(ncu); none is usable here, so nothing was measured.")
-        runner = ncu.run_ncu
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cases = [dict(c, metrics={}) for c in counter_cases()]
-    errors: dict = {}
-    result = new_result(COUNTERS_LAB, "cuda" if runner is ncu.run_ncu else "cpu",
-                        groups={g: list(m) for g, m in COUNTER_GROUPS.items()},
-                        nvtx_range=NVTX_RANGE, element_bytes=ELEMENT_BYTES,
-                        span_stride=SPAN_STRIDE, cache_control="ncu default (all: flushed "
-                        "before each replayed pass)")
-    result["measurements"].update(cases=cases, errors=errors)
-    path = None
-    for group, metrics in COUNTER_GROUPS.items():
-        target = [sys.executable, "-m", "helpers.labs.memory_access", "--counted-reads"]
-        try:
-            rows = runner(target, metrics=metrics, nvtx_range=NVTX_RANGE,
-                          kernel_regex="strided_sum", timeout_s=COUNTER_TIMEOUT_S, env=env)
-        except ncu.NcuNotFound:
-            raise
-        except Exception as exc:  # one failing group must not lose the other
-            errors[group] = f"{type(exc).__name__}: {exc}"[:600]
-            continue
-        if len(rows) != len(cases):
-            errors[group] = f"{len(rows)} kernels counted for {len(cases)} reads"
-            continue
-        for case, row in zip(cases, rows):
-            case["metrics"].update({m: row.metrics.get(m) for m in metrics})
-            case["kernel"] = row.kernel
-        path = core.save_result(result, out_dir)  # after each group: a later one may time out
-    return core.save_result(result, out_dir) if path is None or errors else path
-
-
-def counters_reference() -> dict | None:
-    """The shipped H200 counters (``labs/reference/h200/memory_access_counters.json``), or None."""
-    return core.reference_or_none(COUNTERS_LAB.name)
-
-
 def main(argv: list[str] | None = None) -> None:
     import sys
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--counted-reads" in argv:  # the child process of --counters
-        _counted_reads()
-        return
-    if "--counters" in argv:
-        import argparse
+    if "--counters" in argv:  # the ncu counters of the strided read (their own JSON)
+        from helpers.labs import memory_access_worker
 
-        parser = argparse.ArgumentParser(prog="python -m helpers.labs.memory_access --counters",
-                                         description="Count the strided read's bytes with ncu.")
-        parser.add_argument("--counters", action="store_true")
-        parser.add_argument("--out", required=True,
-                            help="directory for memory_access_counters.json")
-        args = parser.parse_args(argv)
-        path = measure_counters(args.out)
-        print(f"memory_access_counters: wrote {path}", file=sys.stderr)
+        memory_access_worker.main(argv)
         return
     run_cli(LAB, run, argv)
 
