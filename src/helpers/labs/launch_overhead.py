@@ -46,6 +46,8 @@ import numpy as np
 # Imported first: on a machine without a GPU it selects Triton's interpreter, which must
 # happen before anything imports triton.
 from helpers.kernels import launch_overhead as kern  # noqa: I001
+from helpers.kernels.launch_chain import (capture_chain, chain, check_chain, l2_bytes,
+                                          make_input, sweep_buffers)
 from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
@@ -110,90 +112,6 @@ LAB = core.Lab(
                    "size. The page glues the sizes, the ratio and both times. Closed by sweep "
                    "sizes between 32 and 128 MB, or by flushing the L2 between repetitions"),
     ))
-
-
-def make_input(numel: int, device: str, seed: int = 0):
-    """A float32 tensor of ``numel`` values in [0.5, 1.5) (never zero) on ``device``."""
-    import torch
-
-    if not (isinstance(numel, int) and numel >= 1):
-        raise ValueError(f"numel must be an integer >= 1, got {numel!r}")
-    gen = torch.Generator().manual_seed(int(seed))
-    return (torch.rand(numel, generator=gen, dtype=torch.float32) + 0.5).to(device)
-
-
-def chain(x, n_kernels: int):
-    """Enqueue ``n_kernels`` dependent tiny kernels: negate ``x`` in place, ``n_kernels`` times.
-
-    ``x`` may be a list of ``k`` tensors: kernel ``i`` then negates ``x[i % k]`` (the size
-    sweep's rotation, so that a kernel's tensor has left the L2 by the time it comes round).
-    """
-    if isinstance(x, (list, tuple)):
-        k = len(x)
-        for i in range(n_kernels):
-            x[i % k].neg_()
-        return x
-    for _ in range(n_kernels):
-        x.neg_()
-    return x
-
-
-def check_chain(x, before, n_kernels: int) -> None:
-    """Raise unless ``x`` is exactly ``(-1)**n_kernels * before`` (negation is exact); for
-    lists, each tensor ``j`` against its own count of negations (kernels ``i`` with
-    ``i % k == j``)."""
-    import torch
-
-    if isinstance(x, (list, tuple)):
-        k = len(x)
-        for j, (xj, bj) in enumerate(zip(x, before)):
-            count = len(range(j, n_kernels, k))
-            if not torch.equal(xj, bj if count % 2 == 0 else -bj):
-                raise AssertionError(f"chain of {n_kernels} negations over {k} tensors gave "
-                                     f"a wrong result in tensor {j}")
-        return
-    expected = before if n_kernels % 2 == 0 else -before
-    if not torch.equal(x, expected):
-        raise AssertionError(f"chain of {n_kernels} negations gave a wrong result")
-
-
-def sweep_buffers(numel: int, n_kernels: int, l2_bytes: float) -> int:
-    """Tensors the size sweep rotates through: enough float32 tensors of ``numel`` that together
-    they hold twice ``l2_bytes`` (each kernel's tensor was evicted since its last turn), at most
-    one per kernel, at least one; 1 where ``l2_bytes`` is 0 (a CPU run)."""
-    if l2_bytes <= 0:
-        return 1
-    return max(1, min(int(n_kernels), math.ceil(2.0 * l2_bytes / (4.0 * numel))))
-
-
-def _l2_bytes(device: str) -> float:
-    """The GPU's L2 capacity (bytes) from torch's device properties; 0 on a CPU."""
-    if not device.startswith("cuda"):
-        return 0.0
-    import torch
-
-    return float(torch.cuda.get_device_properties(torch.device(device)).L2_cache_size)
-
-
-def capture_chain(x, n_kernels: int):
-    """Capture ``chain(x, n_kernels)`` in a ``torch.cuda.CUDAGraph`` and return the graph.
-
-    Warm-up runs on a side stream first, as PyTorch's CUDA-graph documentation prescribes;
-    capture records the kernels without running them.
-    """
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            chain(x, n_kernels)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        chain(x, n_kernels)
-    torch.cuda.synchronize()
-    return graph
 
 
 def _timed(fn: Callable, device: str, name: str) -> dict:
@@ -335,7 +253,7 @@ def run(device: str | None = None) -> dict:
         del graph
     m["host_enqueue"] = host
 
-    l2 = _l2_bytes(device)
+    l2 = l2_bytes(device)
     sizes = []
     for numel in progress(sweep_numels, desc="launch lab: kernel sizes"):
         k = sweep_buffers(numel, sweep_n, l2)
