@@ -16,7 +16,8 @@ from helpers.models.memory_access import (predicted_efficiency, predicted_stride
                                           transpose_time_from_copy_s)
 
 __all__ = ["strided_panel", "stride_ratios", "transpose_rates", "dirty_bytes",
-           "strided_time_predictions", "comparison_rows", "check_numbers", "comparison_table"]
+           "strided_time_predictions", "comparison_rows", "check_numbers", "comparison_table",
+           "counter_rows", "format_counter_rows"]
 
 
 def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
@@ -214,3 +215,57 @@ def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: floa
     gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
     return Table("Memory access: model vs measured", comparison_rows(ref, mine, peak_bytes_per_s),
                  yours_label="yours (GPU)" if gpu_mine is not None else None)
+
+
+#: The counters :func:`counter_rows` reads, by the name it gives them.
+COUNTER_KEYS = {"dram_read": "dram__bytes_read.sum", "l2_read": "lts__t_sectors_op_read.sum",
+                "l2_miss": "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+                "time": "gpu__time_duration.sum",
+                "dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                "dram_cycles": "dram__cycles_elapsed.avg"}
+
+
+def counter_rows(counters: dict | None, layout: str | None = None) -> list[dict]:
+    """Per counted read of ``counters`` (``memory_access_counters.json``; only ``layout`` if
+    given): its layout, stride, floats, span (bytes), DRAM bytes read per float, L2 read
+    sectors and L2 read-miss sectors per float, kernel time per float (s), DRAM throughput (%
+    of peak) and the DRAM clock (Hz, cycles over time). A counter the run lacks reads None."""
+    if counters is None:
+        return []
+    out = []
+    for c in counters["measurements"]["cases"]:
+        if layout is not None and c["layout"] != layout:
+            continue
+        m, n = c["metrics"], c["n_elements"]
+        get = {k: m.get(metric) for k, metric in COUNTER_KEYS.items()}
+
+        def per(k, n=n, get=get):
+            return None if get[k] is None else get[k] / n
+        clock = (get["dram_cycles"] / get["time"] if get["dram_cycles"] and get["time"]
+                 else None)
+        out.append({"layout": c["layout"], "stride": c["stride"], "n": n,
+                    "span_bytes": float(n * c["stride"] * ELEMENT_BYTES),
+                    "dram_bytes_per_float": per("dram_read"),
+                    "l2_sectors_per_float": per("l2_read"),
+                    "l2_miss_sectors_per_float": per("l2_miss"),
+                    "time_per_float_s": per("time"), "dram_pct": get["dram_pct"],
+                    "dram_clock_hz": clock})
+    return out
+
+
+def format_counter_rows(rows: list[dict]) -> str:
+    """The rows of :func:`counter_rows` as a fixed-width text table."""
+    from helpers import units
+
+    def f(x, spec):
+        return "-" if x is None else format(x, spec)
+    lines = [f"{'layout':>10} {'stride':>6} {'span GB':>8} {'DRAM B/float':>12} "
+             f"{'L2 sect/float':>13} {'L2 miss/float':>13} {'ns/float':>9} {'DRAM %':>7}"]
+    for r in rows:
+        t = None if r["time_per_float_s"] is None else r["time_per_float_s"] / units.ns
+        lines.append(f"{r['layout']:>10} {r['stride']:>6} {r['span_bytes'] / units.GB:>8.3g} "
+                     f"{f(r['dram_bytes_per_float'], '.3g'):>12} "
+                     f"{f(r['l2_sectors_per_float'], '.3g'):>13} "
+                     f"{f(r['l2_miss_sectors_per_float'], '.3g'):>13} {f(t, '.3g'):>9} "
+                     f"{f(r['dram_pct'], '.3g'):>7}")
+    return "\n".join(lines)
