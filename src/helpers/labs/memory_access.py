@@ -192,9 +192,9 @@ def _strided_rows(x, device: str, budget_s: float, strides, seg: int, count) -> 
         n = count(s)
         view = x[: (n - 1) * s + 1: s]
         want = float(view.double().sum())
-        if cuda:
-            def fn(s=s):
-                return k.strided_sum(x, n, s, partial)
+        if cuda:  # this stride's partial sums only: n shrinks with the stride at one span
+            def fn(s=s, n=n, part=partial[: -(-n // k.STRIDED_BLOCK)]):
+                return k.strided_sum(x, n, s, part)
         else:
             def fn(view=view):
                 return view.sum()

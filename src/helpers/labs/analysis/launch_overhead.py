@@ -301,7 +301,7 @@ def format_rows(rows: list[dict]) -> str:
 
 @page_numbers(["n", "eager_per_kernel", "eager_fixed", "host_launch", "kernel_in_graph",
                "graph_launch", "model_eager", "model_eager_err", "speedup", "model_speedup",
-               "batched_speedup", "crossover", "model_crossover", "elements_per_dispatch",
+               "batched_speedup", "batched_share", "crossover", "model_crossover", "elements_per_dispatch",
                "residual", "host_n", "eager_host_n", "model_eager_host_n",
                "model_eager_host_n_err", "speedup_host_n", "model_speedup_host_n",
                "per_kernel_low", "per_kernel_high", "chain_spread_max", "run_bandwidth",
@@ -311,7 +311,8 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
 
     Keys: ``n`` (longest chain), ``eager_per_kernel``, ``eager_fixed``, ``host_launch``,
     ``kernel_in_graph``, ``graph_launch``, ``model_eager``, ``model_eager_err``, ``speedup``,
-    ``model_speedup``, ``batched_speedup``, ``crossover``, ``model_crossover``,
+    ``model_speedup``, ``batched_speedup`` (the longest eager chain's time over the batched
+    kernel's) and ``batched_share`` (its inverse, in per cent), ``crossover``, ``model_crossover``,
     ``elements_per_dispatch``, ``residual``; ``host_n`` (the chain the host timed too) with
     its measured and predicted eager times, error and graph speedups; ``per_kernel_low`` and
     ``per_kernel_high`` (the range of per-kernel eager times of chains of 5 or more kernels)
@@ -334,6 +335,7 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
     out["eager_fixed"] = fmt_time(f["eager_fixed_s"])
     out["host_launch"] = fmt_time(f["host_launch_s"])
     out["batched_speedup"] = f"{t['eager'] / t['batched']:.3g}"
+    out["batched_share"] = f"{100 * t['batched'] / t['eager']:.2g} %"
     out["elements_per_dispatch"] = f"{f['host_launch_s'] / f['batched_per_element_s']:,.0f}"
     ns = np.array([e["n"] for e in result["measurements"]["chain"]], dtype=float)
     meas = np.array([e["eager"]["median_s"] for e in result["measurements"]["chain"]])
