@@ -2,34 +2,29 @@
 
 Three measurements, each beside the sector model's prediction:
 
-* ``strided_read``: a sum of ``n`` float32 elements that lie ``stride`` elements apart in a
-  large buffer, for strides 1, 2, 4, ... 64. The useful traffic is ``4 n`` bytes at every
-  stride; the memory system fetches whole 32-byte sectors (64-byte cache lines on a CPU), so
-  the *effective* bandwidth (useful bytes per second) should fall with the coalescing
-  efficiency :func:`predicted_efficiency`. On a GPU the sum is a Triton kernel
-  (:func:`helpers.kernels.memory_access.strided_sum_kernel`); on a CPU it is torch's sum
-  over a strided view, the CPU analogue with 64-byte lines.
-* ``transpose``: an ``M x N`` float32 matrix transposed by torch (``x.t().contiguous()``), by a
-  naive Triton kernel (coalesced reads, writes ``M`` elements apart) and by a tiled Triton
-  kernel (``tl.trans`` of a 2-D tile: both sides coalesced), beside a plain copy of the same
-  bytes. On a CPU only torch's transpose and copy are timed; the Triton kernels are checked
-  through Triton's interpreter at a tiny size.
-* ``bank_conflicts``: a CUDA C 32 x 32 shared-memory transpose with ``tile[32][32]`` (every
-  thread of a warp reading a column hits one bank) and ``tile[32][33]`` (one padding word: no
-  conflict), built at run time with ``torch.utils.cpp_extension.load_inline`` when a CUDA
-  compiler is usable; otherwise recorded as unavailable with the reason.
+* ``strided_read``: a sum of ``n`` float32 elements ``stride`` apart in a large buffer, for
+  strides 1, 2, 4, ... 64. The useful traffic is ``4 n`` bytes at every stride; the memory
+  fetches whole 32-byte sectors (64-byte lines on a CPU), so the useful bandwidth falls with
+  :func:`predicted_efficiency`. ``strided_read_same_span`` repeats the sweep over one span
+  (that of stride :data:`SPAN_STRIDE`), ``n`` shrinking as the stride grows. On a GPU the sum
+  is :func:`helpers.kernels.memory_access.strided_sum_kernel`; on a CPU torch's sum over a
+  strided view. Its hardware counters: :mod:`helpers.labs.memory_access_worker`.
+* ``transpose``: an ``M x N`` float32 matrix transposed by torch, by a naive Triton kernel
+  (coalesced reads, writes ``M`` elements apart) and a tiled one (both sides coalesced),
+  beside a copy of the same bytes; on a CPU torch's transpose and the copy only.
+* ``bank_conflicts``: the CUDA C shared-memory transpose of
+  :mod:`helpers.kernels.smem_transpose` with ``tile[32][32]`` and ``tile[32][33]``, where a
+  CUDA compiler is usable; otherwise recorded as unavailable with the reason.
 
-Every timed kernel is checked against a reference before it is timed, on random (never
-all-zero) inputs. The models (``predicted_*``) live in :mod:`helpers.models.memory_access`;
-what the page ``labs/memory-access.md`` computes from a result (its rows, tables and panels)
-lives in :mod:`helpers.labs.analysis.memory_access`. Run on a GPU machine as
-``python -m helpers.labs.memory_access --out DIR``.
+Every timed kernel is checked against a reference first, on random (never all-zero) inputs.
+The models are :mod:`helpers.models.memory_access`; what the page ``labs/memory-access.md``
+computes from a result is :mod:`helpers.labs.analysis.memory_access`. Run on a GPU machine as
+``python -m helpers.labs.memory_access --out DIR`` (``--counters`` for the counters).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Callable
 
 from helpers.bench import bench, has_cuda, sync
@@ -120,32 +115,9 @@ def _rand(shape, device: str, gen):
 
 
 def check_kernels(device: str) -> dict:
-    """Check the lab's Triton kernels against torch at a tiny size; raise if one is wrong.
-
-    On a CPU this runs through Triton's interpreter, which is why the sizes are tiny.
-    Returns what was checked.
-    """
-    import torch
-
-    k = _kernels()
-    gen = torch.Generator().manual_seed(1)
-    x = torch.rand(4096, generator=gen).to(device) + 0.5
-    for stride in (1, 3, 32):
-        n = 4096 // stride
-        got = float(k.strided_sum(x, n, stride, block=256).double().sum())
-        want = float(x[: (n - 1) * stride + 1: stride].double().sum())
-        if not math.isclose(got, want, rel_tol=1e-5):
-            raise AssertionError(f"strided_sum at stride {stride}: {got} != {want}")
-    a = torch.rand(37, 53, generator=gen).to(device) + 0.5
-    want = a.t().contiguous()
-    naive = k.transpose_naive(a, block=16)
-    tiled = k.transpose_tiled(a, block_m=16, block_n=16)
-    sync(device)
-    for name, got in (("transpose_naive", naive), ("transpose_tiled", tiled)):
-        if not torch.equal(got, want):
-            raise AssertionError(f"{name} disagrees with torch on a 37 x 53 matrix")
-    return {"strided_sum_strides": [1, 3, 32], "transpose_shape": [37, 53],
-            "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
+    """:func:`helpers.kernels.memory_access.self_check`: the Triton kernels against torch at a
+    tiny size (through the interpreter on a CPU); raises if one is wrong."""
+    return _kernels().self_check(device)
 
 
 def span_elements(span_bytes: int, stride: int) -> int:
@@ -312,41 +284,6 @@ def run(device: str | None = None) -> dict:
 reference_or_none = LAB.reference
 
 
-def _grading_buffers(shape: tuple[int, int], device: str):
-    """``make_inputs`` and ``make_output`` for the grader, with guard regions.
-
-    Each tensor is a view at the start of a larger buffer: a kernel that reads or writes past
-    the end of its matrix (a missing mask) touches the guard, inside the allocation, instead of
-    crashing the interpreter or the GPU. The input's guard holds NaN, so values read out of
-    bounds and stored show up as NaN; the output's guard is checked after the run.
-    """
-    import torch
-
-    m, n = shape
-    guard = 64 * (max(m, n) + 64)
-    state: dict = {}
-
-    def make_inputs(gen):
-        buf = torch.full((m * n + guard,), float("nan"), dtype=torch.float32)
-        buf[: m * n] = torch.rand(m * n, generator=gen) + 0.5
-        buf = buf.to(device)
-        return (buf[: m * n].view(m, n),)
-
-    def make_output(x):
-        buf = torch.empty(n * m + guard, dtype=torch.float32, device=device)
-        state["out"] = buf
-        return buf[: n * m].view(n, m)
-
-    def guard_check() -> None:
-        tail = state["out"][n * m:]
-        tail_nan = torch.isnan(tail)
-        if not bool(tail_nan.all()):
-            raise IndexError(f"the kernel wrote {int((~tail_nan).sum())} elements past the end "
-                             "of the output (a store is missing part of its mask)")
-
-    return make_inputs, make_output, state, guard_check
-
-
 def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdict:
     """Grade a reader's tiled transpose ``kernel`` for correctness.
 
@@ -359,7 +296,7 @@ def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdi
     device = device or lab_device()
     k = _kernels()
     shape = GRADE_SHAPE["gpu" if device.startswith("cuda") else "cpu"]
-    make_inputs, make_output, state, guard_check = _grading_buffers(shape, device)
+    make_inputs, make_output, state, guard_check = k.guarded_buffers(shape, device)
 
     def candidate(x, out):
         state["out"][out.numel():].fill_(float("nan"))
