@@ -757,7 +757,7 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
 #: sectors) for a read, a 32-byte read-modify-write of a sector for a partial write.
 DRAM_ACCESS_BYTES = 64
 
-__all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "stream_rate_bytes_per_s",
+__all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "accesses_abut", "stream_rate_bytes_per_s",
             "strided_read_time_s", "transpose_time_from_copy_s", "smem_transpose_min_time_s"]
 
 
@@ -806,6 +806,50 @@ def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
     g = _checks.positive_int("access_bytes", access_bytes)
     return bytes_moved_per_useful_byte(stride_elements=s, bytes_per_element=b,
                                        segment_bytes=g) * b
+
+
+def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
+                  access_bytes: int = DRAM_ACCESS_BYTES) -> bool:
+    r"""Whether a strided stream's HBM accesses abut, leaving no gap between them (a bool).
+
+    .. math:: s\,b \le G
+
+    Up to :math:`G` bytes between elements the accesses of :func:`dram_bytes_per_element`
+    tile the span, so HBM sees one dense stream; beyond it each element's access stands alone,
+    with a gap of :math:`s\,b - G` bytes to the next. The lab's ncu counters show why that
+    matters: on the H200 the scattered accesses move the same :math:`G` bytes per element, but
+    the DRAM's throughput falls as the gaps grow, whatever the span of the read, so the rate of
+    a dense stream does not carry over to them.
+
+    Parameters
+    ----------
+    stride : int
+        :math:`s`, elements between consecutive used elements (>= 1).
+    element_bytes : int
+        :math:`b` (bytes).
+    access_bytes : int
+        :math:`G`, bytes per isolated access.
+
+    Returns
+    -------
+    bool
+        True for a dense stream.
+
+    References
+    ----------
+    As :func:`dram_bytes_per_element`; the counters are ``labs/reference/h200/
+    memory_access_counters.json`` (``dram__bytes_read.sum``,
+    ``dram__throughput.avg.pct_of_peak_sustained_elapsed``).
+
+    Examples
+    --------
+    >>> [accesses_abut(s) for s in (1, 8, 16, 32, 64)]
+    [True, True, True, False, False]
+    """
+    s = _checks.positive_int("stride", stride)
+    b = _checks.positive_int("element_bytes", element_bytes)
+    g = _checks.positive_int("access_bytes", access_bytes)
+    return s * b <= g
 
 
 def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
