@@ -823,12 +823,8 @@ def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
 
     Parameters
     ----------
-    stride : int
-        :math:`s`, elements between consecutive used elements (>= 1).
-    element_bytes : int
-        :math:`b` (bytes).
-    access_bytes : int
-        :math:`G`, bytes per isolated access.
+    stride, element_bytes, access_bytes : int
+        :math:`s`, :math:`b` and :math:`G`, as :func:`dram_bytes_per_element`.
 
     Returns
     -------
@@ -932,15 +928,15 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
 
     References
     ----------
-    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
-    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
-    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
+    As :func:`stream_rate_bytes_per_s`.
 
     Assumptions
     -----------
     The read is bandwidth-bound at every stride; no moved byte is served twice from the L2;
-    address translation and DRAM row misses cost nothing (they do, once the span is several
-    GB: see the lab's page).
+    :math:`B` is the rate of this access pattern: a dense stream's where the accesses abut
+    (:func:`accesses_abut`), a rate measured at the same spacing where they do not (the H200's
+    DRAM serves scattered 64-byte accesses at a lower rate, whatever the span: see the lab's
+    page and its ncu counters).
 
     Examples
     --------
