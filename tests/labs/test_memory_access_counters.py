@@ -81,3 +81,26 @@ def test_counters_need_a_gpu_here(tmp_path):
         pytest.skip("a GPU is usable: the command would measure")
     with pytest.raises(SystemExit, match="needs a CUDA GPU"):
         lab.main(["--counters", "--out", str(tmp_path)])
+
+
+def test_sparse_strides_take_the_same_span_sweeps_rate():
+    n, strides = 1 << 20, (1, 2, 16, 32, 64)
+
+    def rows(count, t_per_float):
+        return [{"stride": s, "n_elements": count(s),
+                 "bench": {"median_s": count(s) * t_per_float[s]}} for s in strides]
+    t = {1: 1e-12, 2: 2e-12, 16: 16e-12, 32: 20e-12, 64: 25e-12}
+    result = {"tier": "cpu", "settings": {},
+              "measurements": {"strided_read": {"n_elements": n, "element_bytes": 4,
+                                                "rows": rows(lambda s: n, t)},
+                               "strided_read_same_span": {"element_bytes": 4, "rows": rows(
+                                   lambda s: n * 16 // s, t)}}}
+    rates = view.sparse_rates(result)
+    assert set(rates) == {32, 64}  # stride 16's accesses abut, and its n is the sweep's own
+    assert rates[64] == pytest.approx(64 / 25e-12)
+    pred = view.strided_time_predictions(result)
+    assert pred[32] == pytest.approx(n * 20e-12) and pred[64] == pytest.approx(n * 25e-12)
+    assert pred[16] == pytest.approx(n * 64 / (4 / 1e-12))  # the stride-1 stream's rate
+    del result["measurements"]["strided_read_same_span"]
+    assert view.sparse_rates(result) == {}
+    assert view.strided_time_predictions(result)[64] == pytest.approx(n * 64 / (4 / 1e-12))

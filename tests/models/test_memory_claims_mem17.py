@@ -59,3 +59,32 @@ def test_rate_and_time_of_a_strided_read_are_inverse(stride):
         ma.strided_read_time_s(n, stride, stream_bytes_per_s=4.0e12, dirty_bytes=-1.0)
     with pytest.raises(ValueError, match="n_elements"):
         ma.stream_rate_bytes_per_s(0, stride, t)
+
+
+def test_accesses_abut_up_to_one_access_apart():
+    assert [ma.accesses_abut(s) for s in (1, 2, 8, 16, 17, 32)] == [True] * 4 + [False] * 2
+    assert ma.accesses_abut(32, access_bytes=128) and not ma.accesses_abut(2, 64, access_bytes=64)
+    with pytest.raises(ValueError, match="stride"):
+        ma.accesses_abut(0)
+
+
+def test_the_shipped_counters_show_the_models_bytes_and_the_dense_streams():
+    """The H200's ncu counters (labs/reference/h200/memory_access_counters.json) against the
+    models: DRAM bytes per float are dram_bytes_per_element's at every stride and span, and
+    the DRAM's throughput is higher for every stride whose accesses abut than for any whose
+    accesses do not."""
+    from helpers.labs import memory_access_worker
+    from helpers.labs.analysis import memory_access as view
+
+    counters = memory_access_worker.counters_reference()
+    if counters is None:
+        pytest.skip("memory_access_counters.json not shipped yet")
+    rows = view.counter_rows(counters)
+    assert rows and not counters["measurements"]["errors"]
+    for r in rows:
+        assert r["dram_bytes_per_float"] == pytest.approx(ma.dram_bytes_per_element(r["stride"]),
+                                                          rel=0.01)
+    full = [r for r in rows if r["layout"] != "span_sweep"]
+    dense = [r["dram_pct"] for r in full if ma.accesses_abut(r["stride"]) and r["stride"] > 1]
+    sparse = [r["dram_pct"] for r in full if not ma.accesses_abut(r["stride"])]
+    assert dense and sparse and min(dense) > max(sparse)
