@@ -64,12 +64,7 @@ LAB = core.Lab(
               why="the run's spread is under 3 %; the terms left out (launch, the first "
                   "wave's latency) are a few per cent; the ncu counters show the time per "
                   "float of a sparse read independent of its span to within 1 % at spans "
-                  "of 2 GB and more, and its bytes the same 64 per float",
-              miss="the shipped reference predates the same-span sweep, so strides 32 and 64 "
-                   "are predicted at the stride-1 rate: 13 % and 39 % short. The ncu counters "
-                   "(memory_access_counters.json) show why: the same 64 bytes per float as at "
-                   "stride 16, a DRAM throughput of 83 % and 62 % of peak against 97 %, and no "
-                   "dependence on the span. A run with the same-span sweep closes it"),
+                  "of 2 GB and more, and its bytes the same 64 per float"),
         Claim("transpose_hbm_bound", "bytes moved per second by a transpose or a copy", "bound",
               model="helpers.models.memory_access.predicted_transpose_time_s",
               ceilings="datasheet HBM bandwidth, 32-byte sectors on the strided side",
