@@ -12,8 +12,8 @@ needs_cc = pytest.mark.skipif(not cp.available(), reason="no C compiler for the 
 @pytest.mark.parametrize("ws", [128, 4096, 100_000])
 def test_chase_cycle_is_one_cycle_through_every_line(ws):
     nxt, start = cp.chase_cycle(ws, seed=3)
-    n_lines = ws // cp.LINE_BYTES
-    per = cp.LINE_BYTES // 8
+    n_lines = ws // cp.CPU_LINE_BYTES
+    per = cp.CPU_LINE_BYTES // 8
     seen, i = set(), start
     for _ in range(n_lines):
         assert i % per == 0 and i not in seen

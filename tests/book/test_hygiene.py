@@ -236,12 +236,6 @@ DIRECTION_ALLOWED: dict[tuple[str, str], str] = {
     ("chapters/profiling.md", "When kernels are shorter than their launches the step is launch-bound"):
         "a conditional rule (the roofline of launches); the verdict itself is glued",
     # Lab pages are other helpers' (issue 17, item 4): listed in the probes report.
-    ("labs/launch-overhead.md", "longest chain's work"):
-        "TODO lab helper: the batched speedup's 'faster' is typed beside a measured ratio",
-    ("labs/launch-overhead.md", "Batching the work into one kernel removes the launches"):
-        "TODO lab helper: 'times faster here' is typed beside a measured ratio",
-    ("labs/launch-overhead.md", "the host is still the slower stage"):
-        "TODO lab helper: 'the slower stage' follows a measured prediction's sentence",
     ("labs/collectives.md", "the measurement is usually slower than that"):
         "TODO lab helper: 'usually slower' is typed next to a measured prediction",
 }

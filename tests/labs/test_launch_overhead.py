@@ -154,15 +154,27 @@ def test_comparison_rows_and_prose_numbers(cpu_result):
     assert eager.yours == pytest.approx(cpu_result["measurements"]["fits"]["eager_per_kernel_s"])
     speed = rows["graph speedup"]
     assert speed.model == pytest.approx(speed.h200, rel=0.05)
-    size = rows["kernel size where launches stop mattering"]
-    # the model says (t_l - t_kg) * M; the sweep crosses within 10 % of that, between sizes
+    size = rows["kernel size where device time reaches the launch"]
+    # no kernel of the CPU sweep is larger than an L2: the model falls back to the tiny
+    # kernel's time in a graph and the given bandwidth, (t_l - t_kg) * M
     assert size.model == pytest.approx((5e-6 - 1.5e-6) * 4e12)
     assert size.h200 is None  # the CPU sweep's largest kernel (8 MB) is below the crossing
-    slow = _synthetic(cpu_result, bw=1e12)  # crossing near 3.5 MB: inside the sweep
-    got = view.crossover_bytes(slow)
+    assert rows["kernel size where eager is within 1.1x of graph"].model is None
+    slow = _synthetic(cpu_result, bw=1e12)  # crossing at 3.5 MB: inside the sweep
     want = view.predicted_crossover_bytes(slow, 1e12)
     sizes = [e["bytes_per_kernel"] for e in slow["measurements"]["size_sweep"]]
-    assert sizes[-2] < want < sizes[-1] and sizes[-2] < got <= sizes[-1]
+    assert sizes[-2] < want < sizes[-1]
+    # the synthetic device time is linear in the bytes, so the interpolation is exact
+    assert view.device_crossover_bytes(slow) == pytest.approx(want)
+    assert sizes[-2] < view.crossover_bytes(slow) <= sizes[-1]
+    # with two kernels larger than the L2, the line through them replaces t_kg and M
+    big = json.loads(json.dumps(slow))
+    n = big["settings"]["sweep_n"]
+    big["measurements"]["size_sweep"] += [
+        {"numel": k, "bytes_per_kernel": 8.0 * k, "eager": {"median_s": n * (3e-6 + 8.0 * k / 2e12)},
+         "graph": {"median_s": n * (3e-6 + 8.0 * k / 2e12)}} for k in (1 << 24, 1 << 26)]
+    assert view.large_kernel_line(big) == pytest.approx((3e-6, 2e12))
+    assert view.predicted_crossover_bytes(big, 1e12) == pytest.approx((5e-6 - 3e-6) * 2e12)
     assert "prediction" in str(Table("t", list(rows.values()), yours_label="yours"))
     text = view.prose_numbers(ref, 4e12)
     assert text["model_eager_err"] == "+0%" and text["n"] == str(ref["settings"]["n_values"][-1])

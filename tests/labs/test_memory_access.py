@@ -194,12 +194,21 @@ def test_every_row_names_a_declared_claim_and_predictions_follow_the_result():
     assert all(r.claim in lab.LAB.claims for r in rows)
     pred = {r.quantity: r.model for r in rows if r.claim.key == "strided_read_time"}
     assert set(pred) == {f"strided read time, stride {s}" for s in lab.STRIDES[1:]}
-    # the prediction is built from the run's own stride-1 read: a slower stride 1, slower model
+    # the prediction is built from the run's own reads: a slower stride 1 slows the strides
+    # whose accesses abut; the sparse ones follow the same-span sweep's reads at their stride
+    dense = {f"strided read time, stride {s}" for s in lab.STRIDES[1:] if ma.accesses_abut(s)}
     slow = copy.deepcopy(ref)
     slow["measurements"]["strided_read"]["rows"][0]["bench"]["median_s"] *= 2
     slow_pred = {r.quantity: r.model for r in view.comparison_rows(slow)
                  if r.claim.key == "strided_read_time"}
-    assert all(slow_pred[q] == pytest.approx(2 * pred[q]) for q in pred)
+    assert all(slow_pred[q] == pytest.approx(2 * pred[q]) for q in dense)
+    if "strided_read_same_span" in ref["measurements"]:
+        assert all(slow_pred[q] == pytest.approx(pred[q]) for q in set(pred) - dense)
+        for r in slow["measurements"]["strided_read_same_span"]["rows"]:
+            r["bench"]["median_s"] *= 2
+        sparse_pred = {r.quantity: r.model for r in view.comparison_rows(slow)
+                       if r.claim.key == "strided_read_time"}
+        assert all(sparse_pred[q] > 1.9 * pred[q] for q in set(pred) - dense)
     # the transposes' predictions follow the run's copy
     t = {r.quantity: r.model for r in rows if r.claim.key == "transpose_time"}
     copy_s = ref["measurements"]["transpose"]["ops"]["copy"]["bench"]["median_s"]

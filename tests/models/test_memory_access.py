@@ -164,9 +164,9 @@ def test_padding_makes_any_tile_conflict_free(tile_dim):
     assert all(ma.tile_column_conflict_degree(tile_dim, padding_words=q) > 1 for q in range(pad))
 
 
-def test_effective_bandwidth_scales_the_peak():
-    assert ma.effective_bandwidth_bytes_per_s(3.35e12, 1.0) == 3.35e12
-    assert ma.effective_bandwidth_bytes_per_s(2e12, 0.25) == pytest.approx(5e11)
+def test_derated_bandwidth_scales_the_peak():
+    assert ma.derated_bandwidth_bytes_per_s(3.35e12, 1.0) == 3.35e12
+    assert ma.derated_bandwidth_bytes_per_s(2e12, 0.25) == pytest.approx(5e11)
 
 
 # --- published numbers ------------------------------------------------------------------------
@@ -196,7 +196,7 @@ def test_programming_guide_divided_by_eight():
     thread's 4-byte access divides throughput by 8."""
     eta = ma.strided_efficiency(stride_elements=8, bytes_per_element=4)
     assert 1 / eta == 8
-    assert ma.effective_bandwidth_bytes_per_s(8.0, eta) == 1.0
+    assert ma.derated_bandwidth_bytes_per_s(8.0, eta) == 1.0
 
 
 def test_programming_guide_bank_examples():
@@ -253,11 +253,11 @@ def test_other_functions_reject_bad_arguments():
     with pytest.raises(ValueError, match="moved_bytes must be a finite number"):
         ma.coalescing_efficiency(1, 0)
     with pytest.raises(ValueError, match="efficiency must be a fraction"):
-        ma.effective_bandwidth_bytes_per_s(1e12, 0.0)
+        ma.derated_bandwidth_bytes_per_s(1e12, 0.0)
     with pytest.raises(ValueError, match="efficiency must be a fraction"):
-        ma.effective_bandwidth_bytes_per_s(1e12, 1.5)
+        ma.derated_bandwidth_bytes_per_s(1e12, 1.5)
     with pytest.raises(ValueError, match="peak_bytes_per_s must be a finite number"):
-        ma.effective_bandwidth_bytes_per_s(float("nan"), 0.5)
+        ma.derated_bandwidth_bytes_per_s(float("nan"), 0.5)
     with pytest.raises(ValueError, match="address_bytes must be integers >= 0"):
         ma.bank_of_address(-1)
     with pytest.raises(ValueError, match="address_bytes must be integers >= 0"):

@@ -43,15 +43,15 @@ from pathlib import Path
 import numpy as np
 
 from ..models._checks import positive, positive_int
+from ..models.dram import CPU_LINE_BYTES
 from .timing import BenchResult, bench
 
 __all__ = ["available", "unavailable_reason", "chase_cycle", "follow", "chase_latency",
-           "working_set_sweep", "line_probe", "ChasePoint", "LINE_BYTES"]
+           "working_set_sweep", "line_probe", "ChasePoint", "CPU_LINE_BYTES"]
 
-#: The line size assumed when building a chase: one pointer per 64 bytes. If a machine's
-#: lines were longer, two pointers would share a line and the measured plateaus would be
-#: a little lower; :func:`line_probe` measures the line size instead of assuming it.
-LINE_BYTES = 64
+# The line size assumed when building a chase is CPU_LINE_BYTES (helpers.models.dram): one
+# pointer per 64 bytes. If a machine's lines were longer, two pointers would share a line and
+# the measured plateaus would be a little lower; line_probe measures the line size instead.
 _WORD = 8  # bytes per int64 pointer
 
 _SOURCE = r"""
@@ -144,11 +144,11 @@ def chase_cycle(working_set_bytes: float, *, seed: int = 0) -> tuple[np.ndarray,
     True
     """
     n_bytes = positive("working_set_bytes", working_set_bytes)
-    n_lines = int(n_bytes // LINE_BYTES)
+    n_lines = int(n_bytes // CPU_LINE_BYTES)
     if n_lines < 2:
-        raise ValueError(f"working_set_bytes must hold at least two {LINE_BYTES}-byte lines, "
+        raise ValueError(f"working_set_bytes must hold at least two {CPU_LINE_BYTES}-byte lines, "
                          f"got {working_set_bytes!r}")
-    per_line = LINE_BYTES // _WORD
+    per_line = CPU_LINE_BYTES // _WORD
     order = np.random.default_rng(seed).permutation(n_lines).astype(np.int64) * per_line
     nxt = _aligned_zeros(n_lines * per_line)
     nxt[order] = np.roll(order, -1)
@@ -210,7 +210,7 @@ def chase_latency(working_set_bytes: float, *, steps: int = 1 << 18, budget_s: f
     want = follow(nxt, start, probe_steps)
     if got != want:
         raise RuntimeError(f"chase kernel reached node {got}, NumPy reference {want}")
-    lib.chase(nxt.ctypes.data, start, nxt.size // (LINE_BYTES // _WORD))  # one warm pass
+    lib.chase(nxt.ctypes.data, start, nxt.size // (CPU_LINE_BYTES // _WORD))  # one warm pass
     result = _run("chase", nxt, start, steps, budget_s)
     return ChasePoint(float(working_set_bytes), result.median_s / steps, steps, result)
 

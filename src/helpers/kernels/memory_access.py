@@ -16,16 +16,19 @@ the interpreter even when something imported Triton before this module did.
   and shared memory (``tl.trans``) and stores it as rows of the output: both sides coalesced.
 
 The launch wrappers (:func:`strided_sum`, :func:`transpose_naive`, :func:`transpose_tiled`)
-take and return torch tensors on the tensors' own device.
+take and return torch tensors on the tensors' own device. :func:`self_check` checks the three
+against torch at a tiny size; :func:`guarded_buffers` gives a grader inputs and outputs with
+guard regions that catch a kernel reading or writing past its matrix.
 
 Used by: labs/memory-access.md.
 """
 
 from __future__ import annotations
 
+import math
 import os
 
-from helpers.bench import has_cuda
+from helpers.bench import has_cuda, sync
 
 if not has_cuda():
     os.environ["TRITON_INTERPRET"] = "1"
@@ -35,7 +38,7 @@ import triton.language as tl  # noqa: E402
 
 __all__ = ["strided_sum_kernel", "transpose_naive_kernel", "transpose_tiled_kernel",
            "strided_sum", "transpose_naive", "transpose_tiled", "transpose_with",
-           "STRIDED_BLOCK", "NAIVE_BLOCK", "TILE"]
+           "STRIDED_BLOCK", "NAIVE_BLOCK", "TILE", "self_check", "guarded_buffers"]
 
 #: Elements summed by one program of the strided read.
 STRIDED_BLOCK = 1024
@@ -142,3 +145,66 @@ def transpose_with(kernel, x, y=None, block_m: int = TILE, block_n: int = TILE):
 def transpose_tiled(x, y=None, block_m: int = TILE, block_n: int = TILE):
     """``x.T`` (contiguous) by :func:`transpose_tiled_kernel`, written into ``y`` if given."""
     return transpose_with(transpose_tiled_kernel, x, y, block_m, block_n)
+
+
+def self_check(device: str) -> dict:
+    """Check the lab's Triton kernels against torch at a tiny size; raise if one is wrong.
+
+    On a CPU this runs through Triton's interpreter, which is why the sizes are tiny.
+    Returns what was checked.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(1)
+    x = torch.rand(4096, generator=gen).to(device) + 0.5
+    for stride in (1, 3, 32):
+        n = 4096 // stride
+        got = float(strided_sum(x, n, stride, block=256).double().sum())
+        want = float(x[: (n - 1) * stride + 1: stride].double().sum())
+        if not math.isclose(got, want, rel_tol=1e-5):
+            raise AssertionError(f"strided_sum at stride {stride}: {got} != {want}")
+    a = torch.rand(37, 53, generator=gen).to(device) + 0.5
+    want = a.t().contiguous()
+    naive = transpose_naive(a, block=16)
+    tiled = transpose_tiled(a, block_m=16, block_n=16)
+    sync(device)
+    for name, got in (("transpose_naive", naive), ("transpose_tiled", tiled)):
+        if not torch.equal(got, want):
+            raise AssertionError(f"{name} disagrees with torch on a 37 x 53 matrix")
+    return {"strided_sum_strides": [1, 3, 32], "transpose_shape": [37, 53],
+            "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
+
+
+def guarded_buffers(shape: tuple[int, int], device: str):
+    """``make_inputs``, ``make_output``, their state and a guard check for a grader.
+
+    Each tensor is a view at the start of a larger buffer: a kernel that reads or writes past
+    the end of its matrix (a missing mask) touches the guard, inside the allocation, instead of
+    crashing the interpreter or the GPU. The input's guard holds NaN, so values read out of
+    bounds and stored show up as NaN; the output's guard is checked after the run.
+    """
+    import torch
+
+    m, n = shape
+    guard = 64 * (max(m, n) + 64)
+    state: dict = {}
+
+    def make_inputs(gen):
+        buf = torch.full((m * n + guard,), float("nan"), dtype=torch.float32)
+        buf[: m * n] = torch.rand(m * n, generator=gen) + 0.5
+        buf = buf.to(device)
+        return (buf[: m * n].view(m, n),)
+
+    def make_output(x):
+        buf = torch.empty(n * m + guard, dtype=torch.float32, device=device)
+        state["out"] = buf
+        return buf[: n * m].view(n, m)
+
+    def guard_check() -> None:
+        tail = state["out"][n * m:]
+        tail_nan = torch.isnan(tail)
+        if not bool(tail_nan.all()):
+            raise IndexError(f"the kernel wrote {int((~tail_nan).sum())} elements past the end "
+                             "of the output (a store is missing part of its mask)")
+
+    return make_inputs, make_output, state, guard_check

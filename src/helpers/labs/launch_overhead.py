@@ -46,6 +46,8 @@ import numpy as np
 # Imported first: on a machine without a GPU it selects Triton's interpreter, which must
 # happen before anything imports triton.
 from helpers.kernels import launch_overhead as kern  # noqa: I001
+from helpers.kernels.launch_chain import (capture_chain, chain, check_chain, l2_bytes,
+                                          make_input, sweep_buffers)
 from helpers.bench import sync
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
@@ -62,8 +64,9 @@ LAB = core.Lab(
     sizes={"n_values": ([1, 4, 16, 64, 256], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]),
            "sweep_n": (16, 100),
            "sweep_numels": ([1, 100, 10_000, 1_000_000],
-                            [1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22,
-                             1 << 24, 1 << 26]),
+                            [1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 3 << 19,
+                             1 << 21, 5 << 19, 3 << 20, 7 << 19, 1 << 22, 5 << 20, 6 << 20,
+                             1 << 23, 12 << 20, 1 << 24, 1 << 26]),
            "host_n": (64, 200), "host_reps": (15, 50),
            # the Triton kernels (compiled on a GPU; the interpreter keeps the small ones)
            "scale_numel": (4096, 1 << 26), "scale_block": (1024, 4096),
@@ -95,67 +98,18 @@ LAB = core.Lab(
               why="the node's fixed cost plus the bytes at the run's own HBM rate; the Triton "
                   "kernels' bandwidths differ by 7% among their warp counts and x.neg_() is "
                   "torch's kernel, not theirs: 10%"),
-        Claim("launch_crossover", "kernel size at which launches stop mattering", "prediction",
+        Claim("launch_crossover", "kernel size at which a kernel's device time reaches the "
+              "host's launch time", "prediction",
               model="helpers.models.launch.launch_crossover_bytes",
-              ceilings="measured in the same run: the host's time per launch, the kernel's "
-                       "time in a graph, the best bandwidth of the run's Triton kernels",
+              ceilings="measured in the same run: the host's time per launch, and the fixed "
+                       "cost and streaming rate of a line through the graph times of the "
+                       "sweep's kernels larger than the L2 (sizes other than the crossing's); "
+                       "each size's chain rotates through tensors holding twice the L2",
               tolerance=0.20,
-              why="the product of the launch cost (8% spread) and the bandwidth (7% among "
-                  "kernels), read off a sweep interpolated between its sizes: 20%",
-              miss="the sweep steps by 4x in size, and the kernel just above the predicted "
-                   "crossing has a tensor that stays in the 50 MiB L2 between repetitions, so "
-                   "inside a graph it runs faster than HBM allows and its eager/graph ratio stays "
-                   "above the threshold; the interpolated crossing lands at the next, HBM-bound "
-                   "size. The page glues the sizes, the ratio and both times. Closed by sweep "
-                   "sizes between 32 and 128 MB, or by flushing the L2 between repetitions"),
+              why="the launch cost's 8% spread moves the crossing by as much; the line's fit "
+                  "is 2-4% off the large kernels, and the measured crossing is interpolated "
+                  "between sweep sizes 1.2-1.5x apart: 20%"),
     ))
-
-
-def make_input(numel: int, device: str, seed: int = 0):
-    """A float32 tensor of ``numel`` values in [0.5, 1.5) (never zero) on ``device``."""
-    import torch
-
-    if not (isinstance(numel, int) and numel >= 1):
-        raise ValueError(f"numel must be an integer >= 1, got {numel!r}")
-    gen = torch.Generator().manual_seed(int(seed))
-    return (torch.rand(numel, generator=gen, dtype=torch.float32) + 0.5).to(device)
-
-
-def chain(x, n_kernels: int):
-    """Enqueue ``n_kernels`` dependent tiny kernels: negate ``x`` in place, ``n_kernels`` times."""
-    for _ in range(n_kernels):
-        x.neg_()
-    return x
-
-
-def check_chain(x, before, n_kernels: int) -> None:
-    """Raise unless ``x`` is exactly ``(-1)**n_kernels * before`` (negation is exact)."""
-    import torch
-
-    expected = before if n_kernels % 2 == 0 else -before
-    if not torch.equal(x, expected):
-        raise AssertionError(f"chain of {n_kernels} negations gave a wrong result")
-
-
-def capture_chain(x, n_kernels: int):
-    """Capture ``chain(x, n_kernels)`` in a ``torch.cuda.CUDAGraph`` and return the graph.
-
-    Warm-up runs on a side stream first, as PyTorch's CUDA-graph documentation prescribes;
-    capture records the kernels without running them.
-    """
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            chain(x, n_kernels)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        chain(x, n_kernels)
-    torch.cuda.synchronize()
-    return graph
 
 
 def _timed(fn: Callable, device: str, name: str) -> dict:
@@ -163,8 +117,12 @@ def _timed(fn: Callable, device: str, name: str) -> dict:
     return summarize(LAB.bench(fn, device, name))
 
 
+def _clone(x):
+    return [t.clone() for t in x] if isinstance(x, (list, tuple)) else x.clone()
+
+
 def _time_eager(x, n: int, device: str) -> dict:
-    before = x.clone()
+    before = _clone(x)
     chain(x, n)
     sync(device)
     check_chain(x, before, n)  # correctness first
@@ -173,7 +131,7 @@ def _time_eager(x, n: int, device: str) -> dict:
 
 def _time_graph(x, n: int, device: str) -> dict:
     graph = capture_chain(x, n)
-    before = x.clone()
+    before = _clone(x)
     graph.replay()
     sync(device)
     check_chain(x, before, n)  # the replay really runs the n kernels on x
@@ -293,16 +251,19 @@ def run(device: str | None = None) -> dict:
         del graph
     m["host_enqueue"] = host
 
+    l2 = l2_bytes(device)
     sizes = []
     for numel in progress(sweep_numels, desc="launch lab: kernel sizes"):
-        xs = make_input(numel, device, seed=4)
-        entry = {"numel": numel, "bytes_per_kernel": 8.0 * numel,
+        k = sweep_buffers(numel, sweep_n, l2)
+        xs = [make_input(numel, device, seed=4 + i) for i in range(k)]
+        entry = {"numel": numel, "bytes_per_kernel": 8.0 * numel, "buffers": k,
                  "eager": _time_eager(xs, sweep_n, device)}
         if cuda:
             entry["graph"] = _time_graph(xs, sweep_n, device)
         sizes.append(entry)
         del xs
     m["size_sweep"] = sizes
+    m["l2_bytes"] = l2
 
     m["occupancy"] = _occupancy_data(device)
     m["fits"] = fits(result)

@@ -2,35 +2,29 @@
 
 Three measurements, each beside the sector model's prediction:
 
-* ``strided_read``: a sum of ``n`` float32 elements that lie ``stride`` elements apart in a
-  large buffer, for strides 1, 2, 4, ... 64. The useful traffic is ``4 n`` bytes at every
-  stride; the memory system fetches whole 32-byte sectors (64-byte cache lines on a CPU), so
-  the *effective* bandwidth (useful bytes per second) should fall with the coalescing
-  efficiency :func:`predicted_efficiency`. On a GPU the sum is a Triton kernel
-  (:func:`helpers.kernels.memory_access.strided_sum_kernel`); on a CPU it is torch's sum
-  over a strided view, the CPU analogue with 64-byte lines.
-* ``transpose``: an ``M x N`` float32 matrix transposed by torch (``x.t().contiguous()``), by a
-  naive Triton kernel (coalesced reads, writes ``M`` elements apart) and by a tiled Triton
-  kernel (``tl.trans`` of a 2-D tile: both sides coalesced), beside a plain copy of the same
-  bytes. On a CPU only torch's transpose and copy are timed; the Triton kernels are checked
-  through Triton's interpreter at a tiny size.
-* ``bank_conflicts``: a CUDA C 32 x 32 shared-memory transpose with ``tile[32][32]`` (every
-  thread of a warp reading a column hits one bank) and ``tile[32][33]`` (one padding word: no
-  conflict), built at run time with ``torch.utils.cpp_extension.load_inline`` when a CUDA
-  compiler is usable; otherwise recorded as unavailable with the reason.
+* ``strided_read``: a sum of ``n`` float32 elements ``stride`` apart in a large buffer, for
+  strides 1, 2, 4, ... 64. The useful traffic is ``4 n`` bytes at every stride; the memory
+  fetches whole 32-byte sectors (64-byte lines on a CPU), so the useful bandwidth falls with
+  :func:`predicted_efficiency`. ``strided_read_same_span`` repeats the sweep over one span
+  (that of stride :data:`SPAN_STRIDE`), ``n`` shrinking as the stride grows. On a GPU the sum
+  is :func:`helpers.kernels.memory_access.strided_sum_kernel`; on a CPU torch's sum over a
+  strided view. Its hardware counters: :mod:`helpers.labs.memory_access_worker`.
+* ``transpose``: an ``M x N`` float32 matrix transposed by torch, by a naive Triton kernel
+  (coalesced reads, writes ``M`` elements apart) and a tiled one (both sides coalesced),
+  beside a copy of the same bytes; on a CPU torch's transpose and the copy only.
+* ``bank_conflicts``: the CUDA C shared-memory transpose of
+  :mod:`helpers.kernels.smem_transpose` with ``tile[32][32]`` and ``tile[32][33]``, where a
+  CUDA compiler is usable; otherwise recorded as unavailable with the reason.
 
-Every timed kernel is checked against a reference before it is timed, on random (never
-all-zero) inputs. The models (``predicted_*``) live in :mod:`helpers.models.memory_access`;
-what the page ``labs/memory-access.md`` computes from a result (its rows, tables and panels)
-lives in :mod:`helpers.labs.analysis.memory_access`. Run on a GPU machine as
-``python -m helpers.labs.memory_access --out DIR``.
+Every timed kernel is checked against a reference first, on random (never all-zero) inputs.
+The models are :mod:`helpers.models.memory_access`; what the page ``labs/memory-access.md``
+computes from a result is :mod:`helpers.labs.analysis.memory_access`. Run on a GPU machine as
+``python -m helpers.labs.memory_access --out DIR`` (``--counters`` for the counters).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import shutil
 from typing import Any, Callable
 
 from helpers.bench import bench, has_cuda, sync
@@ -39,6 +33,7 @@ from helpers.labs.core import (lab_device, new_result, progress, run_cli,
                                summarize)
 from helpers.labs.grading import Verdict, check_outputs, check_performance
 from helpers.labs.report import Claim
+from helpers.models.dram import CPU_LINE_BYTES
 from helpers.models.memory_access import (FP32_BYTES, SECTOR_BYTES, WARP_SIZE,
                                           predicted_conflict_degree, predicted_efficiency)
 
@@ -61,17 +56,15 @@ LAB = core.Lab(
                   "more than its datasheet rate"),
         Claim("strided_read_time", "time of the strided read at strides 2 to 64", "prediction",
               model="helpers.models.memory_access.strided_read_time_s",
-              ceilings="HBM read rate measured in the same run by the stride-1 read "
-                       "(stream_rate_bytes_per_s), with the 64 bytes per isolated access and "
-                       "the L2's dirty lines left by the cache flush", tolerance=0.10,
+              ceilings="HBM rates measured in the same run: the stride-1 read's where the "
+                       "64-byte accesses abut (strides up to 16), and where they do not, the "
+                       "same stride's read over another span and element count (the "
+                       "same-span sweep); 64 bytes per isolated access and the dirty L2 lines "
+                       "the cache flush leaves", tolerance=0.10,
               why="the run's spread is under 3 %; the terms left out (launch, the first "
-                  "wave's latency, DRAM row and TLB misses) are a few per cent while the "
-                  "read's span fits the TLB's reach",
-              miss="strides 32 and 64 run 13 % and 39 % slower than predicted although the "
-                   "model moves 64 bytes per float at every stride from 16 on: the loss grows "
-                   "with the read's span (2.1, 4.3, 8.6 GB at strides 16, 32, 64), the sign of "
-                   "address-translation and DRAM-row misses the model does not count; the run "
-                   "records no counter to tell them apart"),
+                  "wave's latency) are a few per cent; the ncu counters show the time per "
+                  "float of a sparse read independent of its span to within 1 % at spans "
+                  "of 2 GB and more, and its bytes the same 64 per float"),
         Claim("transpose_hbm_bound", "bytes moved per second by a transpose or a copy", "bound",
               model="helpers.models.memory_access.predicted_transpose_time_s",
               ceilings="datasheet HBM bandwidth, 32-byte sectors on the strided side",
@@ -94,8 +87,9 @@ LAB = core.Lab(
 STRIDES = (1, 2, 4, 8, 16, 32, 64)
 #: Bytes of one float32 element (the models' :data:`~helpers.models.memory_access.FP32_BYTES`).
 ELEMENT_BYTES = FP32_BYTES
-#: Bytes of one CPU cache line (x86-64 and most Arm server cores).
-CPU_LINE_BYTES = 64
+#: The stride whose span (``strided_elements`` x stride x 4 bytes) every stride of the
+#: same-span sweep reads over.
+SPAN_STRIDE = 16
 #: Shape (rows, columns) the grader checks the reader's transpose on: not square and not a
 #: multiple of the tile, so a kernel with a missing or swapped mask leaves elements unwritten.
 GRADE_SHAPE = {"cpu": (45, 77), "gpu": (1023, 2049)}
@@ -119,36 +113,20 @@ def _rand(shape, device: str, gen):
 
 
 def check_kernels(device: str) -> dict:
-    """Check the lab's Triton kernels against torch at a tiny size; raise if one is wrong.
-
-    On a CPU this runs through Triton's interpreter, which is why the sizes are tiny.
-    Returns what was checked.
-    """
-    import torch
-
-    k = _kernels()
-    gen = torch.Generator().manual_seed(1)
-    x = torch.rand(4096, generator=gen).to(device) + 0.5
-    for stride in (1, 3, 32):
-        n = 4096 // stride
-        got = float(k.strided_sum(x, n, stride, block=256).double().sum())
-        want = float(x[: (n - 1) * stride + 1: stride].double().sum())
-        if not math.isclose(got, want, rel_tol=1e-5):
-            raise AssertionError(f"strided_sum at stride {stride}: {got} != {want}")
-    a = torch.rand(37, 53, generator=gen).to(device) + 0.5
-    want = a.t().contiguous()
-    naive = k.transpose_naive(a, block=16)
-    tiled = k.transpose_tiled(a, block_m=16, block_n=16)
-    sync(device)
-    for name, got in (("transpose_naive", naive), ("transpose_tiled", tiled)):
-        if not torch.equal(got, want):
-            raise AssertionError(f"{name} disagrees with torch on a 37 x 53 matrix")
-    return {"strided_sum_strides": [1, 3, 32], "transpose_shape": [37, 53],
-            "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
+    """:func:`helpers.kernels.memory_access.self_check`: the Triton kernels against torch at a
+    tiny size (through the interpreter on a CPU); raises if one is wrong."""
+    return _kernels().self_check(device)
 
 
-def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
-    """Time the strided sum at each stride; useful bytes per second beside the prediction."""
+def span_elements(span_bytes: int, stride: int) -> int:
+    """Elements a read ``stride`` apart uses over ``span_bytes`` of float32 (at least one)."""
+    return max(1, int(span_bytes) // (int(stride) * ELEMENT_BYTES))
+
+
+def strided_read(device: str, budget_s: float, strides=STRIDES) -> tuple[dict, dict]:
+    """Time the strided sum at each stride, twice: the same ``n`` elements at every stride (the
+    span grows with the stride) and the same span at every stride (``n`` shrinks with it, the
+    span being that of stride 16 in the first sweep). Useful bytes per second of each row."""
     import torch
 
     cuda = device.startswith("cuda")
@@ -158,27 +136,35 @@ def strided_read(device: str, budget_s: float, strides=STRIDES) -> dict:
     if not cuda:  # one core: the cache lines of one core, and no thread-pool overhead
         torch.set_num_threads(1)
     try:
-        return _strided_rows(device, budget_s, strides, n, seg)
+        gen = torch.Generator().manual_seed(2)
+        x = _rand(n * max(strides), device, gen)
+        span = n * SPAN_STRIDE * ELEMENT_BYTES
+        same_n = _strided_rows(x, device, budget_s, strides, seg, lambda s: n)
+        same_span = _strided_rows(x, device, budget_s, strides, seg,
+                                  lambda s: span_elements(span, s))
+        same_span["span_bytes"] = span
+        del x
+        return same_n, same_span
     finally:
         torch.set_num_threads(threads)
 
 
-def _strided_rows(device: str, budget_s: float, strides, n: int, seg: int) -> dict:
+def _strided_rows(x, device: str, budget_s: float, strides, seg: int, count) -> dict:
     import torch
 
     cuda = device.startswith("cuda")
-    gen = torch.Generator().manual_seed(2)
-    x = _rand(n * max(strides), device, gen)
     k = _kernels() if cuda else None
-    partial = (torch.empty(-(-n // k.STRIDED_BLOCK), dtype=torch.float32, device=device)
+    n_max = max(count(s) for s in strides)
+    partial = (torch.empty(-(-n_max // k.STRIDED_BLOCK), dtype=torch.float32, device=device)
                if cuda else None)
     rows = []
     for s in progress(list(strides), desc="strided read"):
+        n = count(s)
         view = x[: (n - 1) * s + 1: s]
         want = float(view.double().sum())
-        if cuda:
-            def fn(s=s):
-                return k.strided_sum(x, n, s, partial)
+        if cuda:  # this stride's partial sums only: n shrinks with the stride at one span
+            def fn(s=s, n=n, part=partial[: -(-n // k.STRIDED_BLOCK)]):
+                return k.strided_sum(x, n, s, part)
         else:
             def fn(view=view):
                 return view.sum()
@@ -191,13 +177,13 @@ def _strided_rows(device: str, budget_s: float, strides, n: int, seg: int) -> di
         r = bench(fn, device=device, name=f"stride {s}", budget_s=budget_s, flush_cache=True,
                   check=check, env=False)
         useful = float(n * ELEMENT_BYTES)
-        rows.append({"stride": s, "useful_bytes": useful,
+        rows.append({"stride": s, "n_elements": n, "span_bytes": float(n * s * ELEMENT_BYTES),
+                     "useful_bytes": useful,
                      "useful_bytes_per_s": useful / r.median_s,
                      "predicted_efficiency": predicted_efficiency(s, ELEMENT_BYTES,
                                                                   segment_bytes=seg),
                      "bench": summarize(r)})
-    del x
-    return {"n_elements": n, "element_bytes": ELEMENT_BYTES, "segment_bytes": seg,
+    return {"n_elements": count(strides[0]), "element_bytes": ELEMENT_BYTES, "segment_bytes": seg,
             "kernel": "triton strided_sum_kernel" if cuda else "torch sum of a strided view (CPU)",
             "rows": rows}
 
@@ -237,74 +223,6 @@ def transposes(device: str, budget_s: float) -> dict:
     return out
 
 
-_CUDA_SOURCE = r"""
-#include <cuda_runtime.h>
-
-// The 32 x 32 shared-memory transpose of NVIDIA's "An Efficient Matrix Transpose in CUDA C/C++"
-// (blocks of 32 x 8 threads, each thread moving four elements). PAD = 0: a warp reading a
-// column of the tile hits one bank 32 times; PAD = 1: the row pitch is 33 words, no conflict.
-template <int PAD>
-__global__ void transpose_smem_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                      int M, int N) {
-  __shared__ float tile[32][32 + PAD];
-  const int col0 = blockIdx.x * 32, row0 = blockIdx.y * 32;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int j = 0; j < 32; j += 8) {
-    const int r = row0 + ty + j, c = col0 + tx;
-    if (r < M && c < N) tile[ty + j][tx] = x[(long long)r * N + c];
-  }
-  __syncthreads();
-  for (int j = 0; j < 32; j += 8) {
-    const int r = col0 + ty + j, c = row0 + tx;  // y is N x M
-    if (r < N && c < M) y[(long long)r * M + c] = tile[tx][ty + j];
-  }
-}
-
-// Launch on the given stream; returns the launch's cudaError_t (0: success).
-int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream) {
-  dim3 block(32, 8), grid((N + 31) / 32, (M + 31) / 32);
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (pad == 0)
-    transpose_smem_kernel<0><<<grid, block, 0, s>>>(x, y, M, N);
-  else
-    transpose_smem_kernel<1><<<grid, block, 0, s>>>(x, y, M, N);
-  return static_cast<int>(cudaGetLastError());
-}
-"""
-# The torch side is plain C++ (no CUDA headers), so only the binding pays for torch's headers.
-_CPP_SOURCE = r"""
-#include <torch/extension.h>
-
-int launch_transpose_smem(const float* x, float* y, int M, int N, int pad, void* stream);
-
-torch::Tensor transpose_smem(torch::Tensor x, torch::Tensor y, int64_t pad, int64_t stream) {
-  TORCH_CHECK(x.is_cuda() && x.is_contiguous() && x.scalar_type() == torch::kFloat32);
-  TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.scalar_type() == torch::kFloat32);
-  const int M = x.size(0), N = x.size(1);
-  TORCH_CHECK(y.size(0) == N && y.size(1) == M, "y must be N x M");
-  const int err = launch_transpose_smem(x.data_ptr<float>(), y.data_ptr<float>(), M, N,
-                                        static_cast<int>(pad), reinterpret_cast<void*>(stream));
-  TORCH_CHECK(err == 0, "kernel launch failed with cudaError ", err);
-  return y;
-}
-"""
-
-
-def _cuda_compiler() -> tuple[str | None, str]:
-    """The path of ``nvcc`` if one is usable, else None and the reason."""
-    try:
-        from torch.utils import cpp_extension
-    except Exception as exc:  # pragma: no cover - torch is a dependency
-        return None, f"torch.utils.cpp_extension unavailable ({exc})"
-    home = cpp_extension.CUDA_HOME
-    nvcc = os.path.join(home, "bin", "nvcc") if home else shutil.which("nvcc")
-    if not nvcc or not os.path.exists(nvcc):
-        return None, "no CUDA C compiler (nvcc) found: CUDA_HOME is unset and nvcc is not on PATH"
-    if not cpp_extension.is_ninja_available():
-        return None, "torch.utils.cpp_extension.load_inline needs ninja, which is not installed"
-    return nvcc, ""
-
-
 def bank_conflicts(device: str, budget_s: float) -> dict:
     """Time the padded and unpadded shared-memory transposes, if CUDA C can be compiled here."""
     predicted = {"pad0": predicted_conflict_degree(32, 0), "pad1": predicted_conflict_degree(32, 1)}
@@ -312,21 +230,15 @@ def bank_conflicts(device: str, budget_s: float) -> dict:
     if not device.startswith("cuda"):
         return {"available": False, "reason": "no CUDA GPU: the CPU tier has no shared memory "
                 "banks to measure", **base}
-    nvcc, reason = _cuda_compiler()
+    from helpers.kernels import smem_transpose
+
+    nvcc, reason = smem_transpose.cuda_compiler()
     if nvcc is None:
         return {"available": False, "reason": reason, **base}
     import torch
 
     try:
-        import time
-
-        from torch.utils.cpp_extension import load_inline
-
-        t0 = time.perf_counter()
-        mod = load_inline(name="labmem_transpose_smem", cpp_sources=_CPP_SOURCE,
-                          cuda_sources=_CUDA_SOURCE, functions=["transpose_smem"],
-                          extra_cuda_cflags=["-O3"], verbose=False)
-        build_s = time.perf_counter() - t0
+        mod, build_s = smem_transpose.build()
     except Exception as exc:  # a compiler that fails is reported, not fatal
         msg = " ".join(str(exc).split())[:300]
         return {"available": False, "reason": f"building the CUDA C kernels failed: "
@@ -360,7 +272,7 @@ def run(device: str | None = None) -> dict:
                         element_bytes=ELEMENT_BYTES, flush_cache_strided=True)
     m = result["measurements"]
     m["kernels_checked"] = check_kernels(device)
-    m["strided_read"] = strided_read(device, budget)
+    m["strided_read"], m["strided_read_same_span"] = strided_read(device, budget)
     m["transpose"] = transposes(device, budget)
     m["bank_conflicts"] = bank_conflicts(device, budget)
     return result
@@ -368,41 +280,6 @@ def run(device: str | None = None) -> dict:
 
 #: The shipped H200 result, or None (with a one-line note) before it is measured.
 reference_or_none = LAB.reference
-
-
-def _grading_buffers(shape: tuple[int, int], device: str):
-    """``make_inputs`` and ``make_output`` for the grader, with guard regions.
-
-    Each tensor is a view at the start of a larger buffer: a kernel that reads or writes past
-    the end of its matrix (a missing mask) touches the guard, inside the allocation, instead of
-    crashing the interpreter or the GPU. The input's guard holds NaN, so values read out of
-    bounds and stored show up as NaN; the output's guard is checked after the run.
-    """
-    import torch
-
-    m, n = shape
-    guard = 64 * (max(m, n) + 64)
-    state: dict = {}
-
-    def make_inputs(gen):
-        buf = torch.full((m * n + guard,), float("nan"), dtype=torch.float32)
-        buf[: m * n] = torch.rand(m * n, generator=gen) + 0.5
-        buf = buf.to(device)
-        return (buf[: m * n].view(m, n),)
-
-    def make_output(x):
-        buf = torch.empty(n * m + guard, dtype=torch.float32, device=device)
-        state["out"] = buf
-        return buf[: n * m].view(n, m)
-
-    def guard_check() -> None:
-        tail = state["out"][n * m:]
-        tail_nan = torch.isnan(tail)
-        if not bool(tail_nan.all()):
-            raise IndexError(f"the kernel wrote {int((~tail_nan).sum())} elements past the end "
-                             "of the output (a store is missing part of its mask)")
-
-    return make_inputs, make_output, state, guard_check
 
 
 def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdict:
@@ -417,7 +294,7 @@ def grade_transpose(kernel, device: str | None = None, trials: int = 3) -> Verdi
     device = device or lab_device()
     k = _kernels()
     shape = GRADE_SHAPE["gpu" if device.startswith("cuda") else "cpu"]
-    make_inputs, make_output, state, guard_check = _grading_buffers(shape, device)
+    make_inputs, make_output, state, guard_check = k.guarded_buffers(shape, device)
 
     def candidate(x, out):
         state["out"][out.numel():].fill_(float("nan"))
@@ -469,6 +346,14 @@ def grade_transpose_performance(kernel, device: str | None = None) -> Verdict | 
 
 
 def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--counters" in argv:  # the ncu counters of the strided read (their own JSON)
+        from helpers.labs import memory_access_worker
+
+        memory_access_worker.main(argv)
+        return
     run_cli(LAB, run, argv)
 
 

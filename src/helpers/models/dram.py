@@ -20,11 +20,12 @@ from __future__ import annotations
 from ._checks import fraction, positive, positive_int
 
 __all__ = ["dram_peak_bytes_per_s", "lines_in_flight", "numa_mean_latency_s",
-           "interleaved_remote_fraction", "slit_latency_ratio", "LINE_BYTES", "DDR_BUS_BYTES",
+           "interleaved_remote_fraction", "slit_latency_ratio", "CPU_LINE_BYTES", "DDR_BUS_BYTES",
            "LINUX_LOCAL_DISTANCE", "LINUX_REMOTE_DISTANCE"]
 
-#: Bytes of a cache line on x86-64 and most Arm server cores.
-LINE_BYTES = 64.0
+#: Bytes of a CPU cache line on x86-64 and most Arm server cores (the book's one definition;
+#: a GPU's L1 line is :data:`helpers.models.memory_access.GPU_L1_LINE_BYTES`).
+CPU_LINE_BYTES = 64
 #: Data width of one DDR channel (a 64-bit DIMM), in bytes; ECC bits are not data.
 DDR_BUS_BYTES = 8.0
 #: Linux's distance of a node to itself and its default distance to another node, used when
@@ -76,7 +77,7 @@ def dram_peak_bytes_per_s(*, transfers_per_s: float, bus_bytes: float = DDR_BUS_
 
 
 def lines_in_flight(bandwidth_bytes_per_s: float, latency_s: float,
-                    line_bytes: float = LINE_BYTES) -> float:
+                    line_bytes: float = CPU_LINE_BYTES) -> float:
     r"""Cache-line requests that must be outstanding to sustain a bandwidth (dimensionless).
 
     .. math:: N = \frac{B \, t}{\ell}                           (the page labels this eq-mem-little)

@@ -263,7 +263,8 @@ def launch_crossover_bytes(launch_s: float, kernel_in_graph_s: float,
     launch_s : float
         Host time to launch one kernel, :math:`t_l` (s, > 0).
     kernel_in_graph_s : float
-        Cost of a tiny kernel inside a graph, :math:`t_{kg}` (s, > 0).
+        The fixed part of a kernel's device time in a graph, :math:`t_{kg}` (s, > 0): a tiny
+        kernel's time, or the intercept of a line through large kernels' times (the lab's).
     mem_bytes_per_s : float
         Memory bandwidth, :math:`M` (bytes/s, > 0).
 

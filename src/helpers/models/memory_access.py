@@ -33,10 +33,10 @@ import numpy as np
 from . import _checks
 
 __all__ = [
-    "WARP_SIZE", "SECTOR_BYTES", "LINE_BYTES", "N_BANKS", "BANK_WORD_BYTES",
+    "WARP_SIZE", "SECTOR_BYTES", "GPU_L1_LINE_BYTES", "N_BANKS", "BANK_WORD_BYTES",
     "warp_addresses_bytes", "segments_touched", "sectors_per_request", "lines_per_request",
     "coalescing_efficiency", "strided_efficiency", "bytes_moved_per_useful_byte",
-    "effective_bandwidth_bytes_per_s", "bank_of_address", "bank_conflict_degree",
+    "derated_bandwidth_bytes_per_s", "bank_of_address", "bank_conflict_degree",
     "strided_bank_conflict_degree", "tile_column_conflict_degree", "min_padding_words",
     "row_major_strides_elements",
 ]
@@ -45,8 +45,11 @@ __all__ = [
 WARP_SIZE = 32
 #: Bytes of one sector: the unit in which global memory is fetched (compute capability >= 6.0).
 SECTOR_BYTES = 32
-#: Bytes of one L1/L2 cache line (four sectors).
-LINE_BYTES = 128
+#: Bytes of one GPU L1/L2 cache line (four sectors); a CPU's line is
+#: :data:`helpers.models.dram.CPU_LINE_BYTES`.
+GPU_L1_LINE_BYTES = 128
+#: The former name of :data:`GPU_L1_LINE_BYTES`, kept for ``helpers.figures.memory_optimization``.
+LINE_BYTES = GPU_L1_LINE_BYTES
 #: Banks of shared memory.
 N_BANKS = 32
 #: Bytes of one bank word: successive 4-byte words go to successive banks.
@@ -55,6 +58,24 @@ BANK_WORD_BYTES = 4
 
 def _int(name: str, value, minimum: int) -> int:
     return _checks.positive_int(name, value, minimum=minimum)
+
+
+def _addresses(addresses_bytes) -> np.ndarray:
+    """``addresses_bytes`` as a flat int64 array, or a ValueError: a non-empty sequence of
+    integers >= 0 (integer-valued floats are accepted)."""
+    _checks.sequence("addresses_bytes", addresses_bytes)
+    a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
+                   else addresses_bytes)
+    if a.size == 0:
+        raise ValueError("addresses_bytes must hold at least one address, got none")
+    if not np.issubdtype(a.dtype, np.integer):
+        if (not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a))
+                or not np.all(a == np.floor(a))):
+            raise ValueError("addresses_bytes must be integers >= 0, got non-integers")
+    a = a.astype(np.int64).ravel()
+    if np.any(a < 0):
+        raise ValueError(f"addresses_bytes must be integers >= 0, got {int(a.min())}")
+    return a
 
 
 def warp_addresses_bytes(*, stride_elements: int = 1, bytes_per_element: int = 4,
@@ -149,21 +170,9 @@ def segments_touched(addresses_bytes: Sequence[int], *, bytes_per_element: int,
     >>> segments_touched(range(4, 132, 4), bytes_per_element=4)
     5
     """
-    _checks.sequence("addresses_bytes", addresses_bytes)
-    _checks.positive_int("bytes_per_element", bytes_per_element, maximum=2**20)
-    _checks.positive_int("segment_bytes", segment_bytes)
-    b = _int("bytes_per_element", bytes_per_element, 1)
-    seg = _int("segment_bytes", segment_bytes, 1)
-    a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
-                   else addresses_bytes)
-    if a.size == 0:
-        raise ValueError("addresses_bytes must hold at least one address, got none")
-    if not np.issubdtype(a.dtype, np.integer):
-        if not np.all(np.isfinite(a)) or not np.all(a == np.floor(a)):
-            raise ValueError("addresses_bytes must be integers >= 0, got non-integers")
-    a = a.astype(np.int64).ravel()
-    if np.any(a < 0):
-        raise ValueError(f"addresses_bytes must be integers >= 0, got {int(a.min())}")
+    b = _checks.positive_int("bytes_per_element", bytes_per_element, maximum=2**20)
+    seg = _checks.positive_int("segment_bytes", segment_bytes)
+    a = _addresses(addresses_bytes)
     first, last = a // seg, (a + b - 1) // seg
     if np.all(first == last):
         return int(np.unique(first).size)
@@ -255,7 +264,7 @@ def lines_per_request(*, stride_elements: int, bytes_per_element: int = 4, base_
     """
     return sectors_per_request(stride_elements=stride_elements,
                                bytes_per_element=bytes_per_element, base_bytes=base_bytes,
-                               n_threads=n_threads, segment_bytes=LINE_BYTES)
+                               n_threads=n_threads, segment_bytes=GPU_L1_LINE_BYTES)
 
 
 def coalescing_efficiency(requested_bytes: float, moved_bytes: float) -> float:
@@ -356,8 +365,11 @@ def bytes_moved_per_useful_byte(*, stride_elements: int, bytes_per_element: int 
     return min(s * b, seg * -(-b // seg)) / b
 
 
-def effective_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) -> float:
+def derated_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) -> float:
     r"""Useful bytes per second of an access pattern on a bandwidth-bound device (bytes/s).
+
+    The peak derated by the pattern's efficiency (not the size over time of a transfer:
+    that is :func:`helpers.models.latency_bandwidth.effective_bandwidth_bytes_per_s`).
 
     .. math:: M_{\text{eff}} = \eta\, M
 
@@ -385,7 +397,7 @@ def effective_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) 
 
     Examples
     --------
-    >>> effective_bandwidth_bytes_per_s(4.8e12, 0.125) / 1e12
+    >>> derated_bandwidth_bytes_per_s(4.8e12, 0.125) / 1e12
     0.6
     """
     m = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
@@ -476,18 +488,9 @@ def bank_conflict_degree(addresses_bytes: Sequence[int], *, n_banks: int = N_BAN
     >>> bank_conflict_degree([0] * 32)
     1
     """
-    _checks.sequence("addresses_bytes", addresses_bytes)
-    _checks.positive_int("n_banks", n_banks, maximum=2**20)  # one counter per bank
-    _checks.positive_int("bank_word_bytes", bank_word_bytes)
-    nb = _int("n_banks", n_banks, 1)
-    w = _int("bank_word_bytes", bank_word_bytes, 1)
-    a = np.asarray(list(addresses_bytes) if not isinstance(addresses_bytes, np.ndarray)
-                   else addresses_bytes)
-    if a.size == 0:
-        raise ValueError("addresses_bytes must hold at least one address, got none")
-    if not np.issubdtype(a.dtype, np.integer) or np.any(a < 0):
-        raise ValueError("addresses_bytes must be integers >= 0")
-    words = np.unique(a.astype(np.int64).ravel() // w)
+    nb = _checks.positive_int("n_banks", n_banks, maximum=2**20)  # one counter per bank
+    w = _checks.positive_int("bank_word_bytes", bank_word_bytes)
+    words = np.unique(_addresses(addresses_bytes) // w)
     return int(np.bincount(words % nb, minlength=nb).max())
 
 
@@ -754,7 +757,7 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
 #: sectors) for a read, a 32-byte read-modify-write of a sector for a partial write.
 DRAM_ACCESS_BYTES = 64
 
-__all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "stream_rate_bytes_per_s",
+__all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "accesses_abut", "stream_rate_bytes_per_s",
             "strided_read_time_s", "transpose_time_from_copy_s", "smem_transpose_min_time_s"]
 
 
@@ -805,6 +808,46 @@ def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
                                        segment_bytes=g) * b
 
 
+def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
+                  access_bytes: int = DRAM_ACCESS_BYTES) -> bool:
+    r"""Whether a strided stream's HBM accesses abut, leaving no gap between them (a bool).
+
+    .. math:: s\,b \le G
+
+    Up to :math:`G` bytes between elements the accesses of :func:`dram_bytes_per_element`
+    tile the span, so HBM sees one dense stream; beyond it each element's access stands alone,
+    with a gap of :math:`s\,b - G` bytes to the next. The lab's ncu counters show why that
+    matters: on the H200 the scattered accesses move the same :math:`G` bytes per element, but
+    the DRAM's throughput falls as the gaps grow, whatever the span of the read, so the rate of
+    a dense stream does not carry over to them.
+
+    Parameters
+    ----------
+    stride, element_bytes, access_bytes : int
+        :math:`s`, :math:`b` and :math:`G`, as :func:`dram_bytes_per_element`.
+
+    Returns
+    -------
+    bool
+        True for a dense stream.
+
+    References
+    ----------
+    As :func:`dram_bytes_per_element`; the counters are ``labs/reference/h200/
+    memory_access_counters.json`` (``dram__bytes_read.sum``,
+    ``dram__throughput.avg.pct_of_peak_sustained_elapsed``).
+
+    Examples
+    --------
+    >>> [accesses_abut(s) for s in (1, 8, 16, 32, 64)]
+    [True, True, True, False, False]
+    """
+    s = _checks.positive_int("stride", stride)
+    b = _checks.positive_int("element_bytes", element_bytes)
+    g = _checks.positive_int("access_bytes", access_bytes)
+    return s * b <= g
+
+
 def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
                             dirty_bytes: float = 0.0, element_bytes: int = FP32_BYTES,
                             access_bytes: int = DRAM_ACCESS_BYTES) -> float:
@@ -845,11 +888,15 @@ def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
     >>> round(stream_rate_bytes_per_s(2**25, 1, 42.0e-6, dirty_bytes=50 * 2**20) / 1e12, 2)
     4.44
     """
-    n = _checks.positive_int("n_elements", n_elements)
     t = _checks.positive("time_s", time_s)
+    return _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) / t
+
+
+def _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) -> float:
+    """n q(s) + Q_dirty: the bytes a strided read moves through HBM."""
+    n = _checks.positive_int("n_elements", n_elements)
     dirty = _checks.positive("dirty_bytes", dirty_bytes, allow_zero=True)
-    q = dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes)
-    return (n * q + dirty) / t
+    return n * dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes) + dirty
 
 
 def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: float,
@@ -881,15 +928,15 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
 
     References
     ----------
-    NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"; NVIDIA CUDA
-    Driver API, ``CUlimit`` (``CU_LIMIT_MAX_L2_FETCH_GRANULARITY``); the cache flush is
-    :class:`helpers.bench.timing.CacheFlusher`, which zeroes a buffer larger than the L2.
+    As :func:`stream_rate_bytes_per_s`.
 
     Assumptions
     -----------
     The read is bandwidth-bound at every stride; no moved byte is served twice from the L2;
-    address translation and DRAM row misses cost nothing (they do, once the span is several
-    GB: see the lab's page).
+    :math:`B` is the rate of this access pattern: a dense stream's where the accesses abut
+    (:func:`accesses_abut`), a rate measured at the same spacing where they do not (the H200's
+    DRAM serves scattered 64-byte accesses at a lower rate, whatever the span: see the lab's
+    page and its ncu counters).
 
     Examples
     --------
@@ -897,11 +944,8 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
     >>> round(strided_read_time_s(2**25, 8, stream_bytes_per_s=b, dirty_bytes=50 * 2**20) * 1e6)
     253
     """
-    n = _checks.positive_int("n_elements", n_elements)
     rate = _checks.positive("stream_bytes_per_s", stream_bytes_per_s)
-    dirty = _checks.positive("dirty_bytes", dirty_bytes, allow_zero=True)
-    q = dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes)
-    return (n * q + dirty) / rate
+    return _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) / rate
 
 
 def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,

@@ -22,6 +22,7 @@ from helpers.models._checks import positive
 MET_RATIO = 1.1
 
 __all__ = ["MET_RATIO", "graphs_note", "chain_times_s", "crossover_bytes", "predicted_crossover_bytes",
+           "large_kernel_line", "device_crossover_bytes",
            "run_bandwidth_bytes_per_s", "host_launch_s", "host_launch_slope_s",
            "model_eager_chain_s", "model_graph_speedup", "big_kernel_points", "comparison_rows", "occupancy_rows", "format_rows", "prose_numbers", "MISSING"]
 
@@ -81,20 +82,65 @@ def run_bandwidth_bytes_per_s(result: dict) -> float | None:
     return max(rates) if rates else None
 
 
-def predicted_crossover_bytes(result: dict, mem_bytes_per_s: float | None = None) -> float | None:
+def large_kernel_line(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes
+                      ) -> tuple[float, float] | None:
+    """The device time of a streaming kernel, :math:`t_k(B) = t_0 + B/M`, as a least-squares
+    line through the per-kernel graph times of the sweep's kernels whose tensor is larger than
+    ``l2_bytes`` (they stream from HBM whatever the rotation): ``(t_0, M)`` in seconds and
+    bytes per second, or None with fewer than two such kernels or without graphs."""
+    sweep = result["measurements"]["size_sweep"]
+    n = result["settings"]["sweep_n"]
+    big = [e for e in sweep if e["bytes_per_kernel"] / 2 > l2_bytes and "graph" in e]
+    if len(big) < 2:
+        return None
+    t0, slope = launch.fit_line([e["bytes_per_kernel"] for e in big],
+                                [e["graph"]["median_s"] / n for e in big])
+    return (t0, 1.0 / slope) if t0 > 0 and slope > 0 else None
+
+
+def device_crossover_bytes(result: dict) -> float | None:
+    """Bytes per kernel at which the measured device time reaches the host's launch time: the
+    per-kernel graph time of the size sweep against ``fits.host_launch_s``, interpolated
+    linearly between the two sweep sizes around it (None without graphs, or where no size
+    of the sweep reaches it)."""
+    sweep = result["measurements"]["size_sweep"]
+    t_l = result["measurements"]["fits"]["host_launch_s"]
+    n = result["settings"]["sweep_n"]
+    if "graph" not in sweep[0]:
+        return None
+    b = [e["bytes_per_kernel"] for e in sweep]
+    t = [e["graph"]["median_s"] / n for e in sweep]
+    i = next((k for k, tk in enumerate(t) if tk >= t_l), None)
+    if i is None:
+        return None
+    if i == 0:
+        return float(b[0])
+    return float(b[i - 1] + (t_l - t[i - 1]) / (t[i] - t[i - 1]) * (b[i] - b[i - 1]))
+
+
+def predicted_crossover_bytes(result: dict, mem_bytes_per_s: float | None = None,
+                              l2_bytes: float = specs.H200_SXM.l2_bytes) -> float | None:
     """The model's kernel size at which device time equals the host's launch time.
 
-    :func:`helpers.models.launch.launch_crossover_bytes`, :math:`B^* = (t_l - t_{kg}) M`, with
-    the run's host time per launch, its kernel time inside a graph and ``mem_bytes_per_s``
-    (default: the run's own bandwidth, :func:`run_bandwidth_bytes_per_s`). ``None`` without
-    graphs or a bandwidth, or if a launch is already cheaper than the smallest kernel.
+    :func:`helpers.models.launch.launch_crossover_bytes`, :math:`B^* = (t_l - t_0) M`, with
+    the run's host time per launch and the device-time line :math:`t_0 + B/M` of the sweep's
+    kernels larger than the L2 (:func:`large_kernel_line`: sizes other than the crossing's).
+    Where the run has no such line (fewer than two large kernels), the tiny kernel's time in a
+    graph and ``mem_bytes_per_s`` (default: :func:`run_bandwidth_bytes_per_s`) stand in.
+    ``None`` without graphs or a bandwidth, or if a launch is already cheaper than a kernel.
     """
     f = result["measurements"]["fits"]
-    m = mem_bytes_per_s if mem_bytes_per_s is not None else run_bandwidth_bytes_per_s(result)
-    if "kernel_in_graph_s" not in f or m is None:
+    if "kernel_in_graph_s" not in f:
         return None
-    b = launch.launch_crossover_bytes(f["host_launch_s"], f["kernel_in_graph_s"],
-                                      positive("mem_bytes_per_s", m))
+    line = large_kernel_line(result, l2_bytes)
+    if line is not None:
+        fixed, m = line
+    else:
+        fixed = f["kernel_in_graph_s"]
+        m = mem_bytes_per_s if mem_bytes_per_s is not None else run_bandwidth_bytes_per_s(result)
+        if m is None:
+            return None
+    b = launch.launch_crossover_bytes(f["host_launch_s"], fixed, positive("mem_bytes_per_s", m))
     return b if b > 0 else None
 
 
@@ -181,10 +227,12 @@ def comparison_rows(reference: dict | None, yours: dict | None = None,
     eager_time_s` of the host's launch time and the kernel's time in a graph), the graph
     speedup at that chain and at the longest (:func:`~helpers.models.launch.graph_speedup`),
     the per-kernel time in a graph of each kernel larger than ``gpu``'s L2
-    (:func:`~helpers.models.launch.graph_kernel_time_s`) and the kernel size at which launches
-    stop mattering (:func:`predicted_crossover_bytes`), both at the run's best Triton
-    bandwidth (``mem_bytes_per_s`` where the run has none). Rows without a model are measured
-    parameters.
+    (:func:`~helpers.models.launch.graph_kernel_time_s`, at the run's best Triton bandwidth,
+    ``mem_bytes_per_s`` where the run has none) and the kernel size at which the device time
+    reaches the host's launch time (:func:`predicted_crossover_bytes`, against
+    :func:`device_crossover_bytes`). Rows without a model are measured values: the parameters
+    the predictions use, and the size at which eager launches come within :data:`MET_RATIO`
+    of the graph (:func:`crossover_bytes`).
     """
     from helpers.labs.report import Row
     from helpers.units import MB, MiB, ms, us
@@ -251,10 +299,13 @@ def comparison_rows(reference: dict | None, yours: dict | None = None,
         rows.append(Row(f"kernel on {p['tensor_bytes'] / MiB:.0f} MiB (> L2), in a graph",
                         "µs", us, model=p["model_s"], h200=measured,
                         claim=LAB.claim("graph_kernel_hbm")))
-    rows.append(Row("kernel size where launches stop mattering", "MB", MB,
-                    model=get(basis, lambda r: predicted_crossover_bytes(r, bandwidth(r))),
-                    h200=get(reference, crossover_bytes), yours=get(yours, crossover_bytes),
-                    claim=LAB.claim("launch_crossover")))
+    rows.append(Row("kernel size where device time reaches the launch", "MB", MB,
+                    model=get(basis, lambda r: predicted_crossover_bytes(r, bandwidth(r),
+                                                                         gpu.l2_bytes)),
+                    h200=get(reference, device_crossover_bytes),
+                    yours=get(yours, device_crossover_bytes), claim=LAB.claim("launch_crossover")))
+    rows.append(Row(f"kernel size where eager is within {MET_RATIO:.2g}x of graph", "MB", MB,
+                    h200=get(reference, crossover_bytes), yours=get(yours, crossover_bytes)))
     return rows
 
 
@@ -301,17 +352,20 @@ def format_rows(rows: list[dict]) -> str:
 
 @page_numbers(["n", "eager_per_kernel", "eager_fixed", "host_launch", "kernel_in_graph",
                "graph_launch", "model_eager", "model_eager_err", "speedup", "model_speedup",
-               "batched_speedup", "crossover", "model_crossover", "elements_per_dispatch",
+               "batched_speedup", "batched_share", "crossover", "model_crossover", "elements_per_dispatch",
                "residual", "host_n", "eager_host_n", "model_eager_host_n",
                "model_eager_host_n_err", "speedup_host_n", "model_speedup_host_n",
                "per_kernel_low", "per_kernel_high", "chain_spread_max", "run_bandwidth",
-               "big_kernels_worst_err", "crossover_low", "crossover_high", "crossover_low_ratio"])
+               "big_kernels_worst_err", "crossover_low", "crossover_high", "crossover_low_ratio",
+               "device_crossover", "model_device_crossover_err", "line_fixed", "line_rate",
+               "eager_gap_low", "eager_gap_high", "outside"])
 def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]:
     """The numbers a page quotes from one result, formatted with their units, as strings.
 
     Keys: ``n`` (longest chain), ``eager_per_kernel``, ``eager_fixed``, ``host_launch``,
     ``kernel_in_graph``, ``graph_launch``, ``model_eager``, ``model_eager_err``, ``speedup``,
-    ``model_speedup``, ``batched_speedup``, ``crossover``, ``model_crossover``,
+    ``model_speedup``, ``batched_speedup`` (the longest eager chain's time over the batched
+    kernel's) and ``batched_share`` (its inverse, in per cent), ``crossover``, ``model_crossover``,
     ``elements_per_dispatch``, ``residual``; ``host_n`` (the chain the host timed too) with
     its measured and predicted eager times, error and graph speedups; ``per_kernel_low`` and
     ``per_kernel_high`` (the range of per-kernel eager times of chains of 5 or more kernels)
@@ -319,7 +373,12 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
     Triton bandwidth of the run, which the model's crossover uses when there is one, else
     ``mem_bytes_per_s``); ``big_kernels_worst_err`` (the largest error of the kernels larger
     than an H200's L2); ``crossover_low``, ``crossover_high`` (the sweep sizes around the
-    measured crossing) and ``crossover_low_ratio`` (eager over graph at the lower one). A
+    measured crossing) and ``crossover_low_ratio`` (eager over graph at the lower one);
+    ``device_crossover`` (:func:`device_crossover_bytes`) and the model's error against it,
+    ``line_fixed`` and ``line_rate`` (:func:`large_kernel_line`), ``eager_gap_low`` and
+    ``eager_gap_high`` (the range, over the sweep's kernels whose device time exceeds the
+    launch, of the eager per-kernel time minus the graph's); ``outside``, a clause saying how
+    many of the table's predictions fall outside their tolerance. A
     value the result cannot supply (no result, no graphs on a CPU) is :data:`MISSING` or
     ``"-"``.
     """
@@ -334,6 +393,7 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
     out["eager_fixed"] = fmt_time(f["eager_fixed_s"])
     out["host_launch"] = fmt_time(f["host_launch_s"])
     out["batched_speedup"] = f"{t['eager'] / t['batched']:.3g}"
+    out["batched_share"] = f"{100 * t['batched'] / t['eager']:.2g} %"
     out["elements_per_dispatch"] = f"{f['host_launch_s'] / f['batched_per_element_s']:,.0f}"
     ns = np.array([e["n"] for e in result["measurements"]["chain"]], dtype=float)
     meas = np.array([e["eager"]["median_s"] for e in result["measurements"]["chain"]])
@@ -371,6 +431,29 @@ def prose_numbers(result: dict | None, mem_bytes_per_s: float) -> dict[str, str]
         out["per_kernel_low"] = fmt_time(min(per_kernel))
         out["per_kernel_high"] = fmt_time(max(per_kernel))
         out["chain_spread_max"] = f"{max(e['eager']['spread'] for e in chains):.0%}"
+    line = large_kernel_line(result)
+    if line is not None:
+        out["line_fixed"] = fmt_time(line[0])
+        out["line_rate"] = f"{line[1] / 1e12:.3g} TB/s"
+    dev = device_crossover_bytes(result)
+    if dev:
+        out["device_crossover"] = fmt_bytes(dev)
+        pred = predicted_crossover_bytes(result, run_bandwidth_bytes_per_s(result) or mem_bytes_per_s)
+        if pred:
+            out["model_device_crossover_err"] = f"{relative_error(pred, dev):+.0%}"
+    sweep_ = result["measurements"]["size_sweep"]
+    n_sw = result["settings"]["sweep_n"]
+    gaps = [(e["eager"]["median_s"] - e["graph"]["median_s"]) / n_sw for e in sweep_
+            if "graph" in e and e["graph"]["median_s"] / n_sw > f["host_launch_s"]]
+    if gaps:
+        out["eager_gap_low"] = fmt_time(min(gaps))
+        out["eager_gap_high"] = fmt_time(max(gaps))
+    preds = [r for r in comparison_rows(result, None, mem_bytes_per_s)
+             if r.claim is not None and r.claim.kind == "prediction" and r.model is not None
+             and r.h200 is not None]
+    n_out = sum(not r.claim.holds(r.model, r.h200) for r in preds)
+    out["outside"] = ("every one is within it" if n_out == 0 else
+                      f"{n_out} of {len(preds)} fall outside theirs, and the check below says why")
     cross = crossover_bytes(result)
     out["crossover"] = fmt_bytes(cross) if cross else "beyond the sweep"
     sweep = result["measurements"]["size_sweep"]

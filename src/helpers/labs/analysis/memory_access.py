@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from helpers import specs
 from helpers.labs.memory_access import ELEMENT_BYTES, LAB, STRIDES
-from helpers.models.memory_access import (predicted_efficiency, predicted_strided_bytes_per_s,
+from helpers.models.memory_access import (DRAM_ACCESS_BYTES, accesses_abut,
+                                          predicted_efficiency, predicted_strided_bytes_per_s,
                                           predicted_transpose_time_s, smem_transpose_min_time_s,
                                           stream_rate_bytes_per_s, strided_read_time_s,
                                           transpose_time_from_copy_s)
 
-__all__ = ["strided_panel", "stride_ratios", "transpose_rates", "dirty_bytes",
-           "strided_time_predictions", "comparison_rows", "check_numbers", "comparison_table"]
+__all__ = ["strided_panel", "stride_ratios", "transpose_rates", "dirty_bytes", "sparse_rates",
+           "strided_time_predictions", "comparison_rows", "check_numbers", "comparison_table",
+           "counter_rows", "format_counter_rows"]
 
 
 def strided_panel(result: dict, peak_bytes_per_s: float | None = None) -> dict:
@@ -74,17 +76,41 @@ def dirty_bytes(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes) -> floa
     return float(l2_bytes) if flushed else 0.0
 
 
+def sparse_rates(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes) -> dict[int, float]:
+    """HBM rates (bytes/s) of the strides whose accesses do not abut
+    (:func:`~helpers.models.memory_access.accesses_abut`), each from the same-span sweep's read
+    at that stride (another element count and span than the main sweep's), by
+    :func:`~helpers.models.memory_access.stream_rate_bytes_per_s`; empty for a result without
+    that sweep."""
+    span = result["measurements"].get("strided_read_same_span")
+    if span is None:
+        return {}
+    n = result["measurements"]["strided_read"]["n_elements"]
+    dirty, b = dirty_bytes(result, l2_bytes), span["element_bytes"]
+    return {r["stride"]: stream_rate_bytes_per_s(r["n_elements"], r["stride"],
+                                                 r["bench"]["median_s"], dirty_bytes=dirty,
+                                                 element_bytes=b)
+            for r in span["rows"]
+            if not accesses_abut(r["stride"], b, access_bytes=DRAM_ACCESS_BYTES)
+            and r["n_elements"] != n}
+
+
 def strided_time_predictions(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes
                              ) -> dict[int, float]:
-    """The predicted time of the strided read at each stride above 1 (s), from the run's own
-    stride-1 read: :func:`~helpers.models.memory_access.stream_rate_bytes_per_s` gives the HBM
-    read rate, :func:`~helpers.models.memory_access.strided_read_time_s` the other strides."""
+    """The predicted time of the strided read at each stride above 1 (s),
+    :func:`~helpers.models.memory_access.strided_read_time_s` at an HBM rate measured in the
+    same run: where the accesses abut, the stride-1 read's
+    (:func:`~helpers.models.memory_access.stream_rate_bytes_per_s`); where they do not, the
+    rate the same-span sweep measured at that stride (:func:`sparse_rates`), or the stride-1
+    rate for a result without that sweep."""
     sr = result["measurements"]["strided_read"]
-    n, dirty = sr["n_elements"], dirty_bytes(result, l2_bytes)
+    n, dirty, b = sr["n_elements"], dirty_bytes(result, l2_bytes), sr["element_bytes"]
     rate = stream_rate_bytes_per_s(n, 1, _strided_time(result, 1), dirty_bytes=dirty,
-                                   element_bytes=sr["element_bytes"])
-    return {r["stride"]: strided_read_time_s(n, r["stride"], stream_bytes_per_s=rate,
-                                             dirty_bytes=dirty, element_bytes=sr["element_bytes"])
+                                   element_bytes=b)
+    sparse = sparse_rates(result, l2_bytes)
+    return {r["stride"]: strided_read_time_s(n, r["stride"],
+                                             stream_bytes_per_s=sparse.get(r["stride"], rate),
+                                             dirty_bytes=dirty, element_bytes=b)
             for r in sr["rows"] if r["stride"] > 1}
 
 
@@ -149,20 +175,46 @@ def comparison_rows(ref: dict | None, mine: dict | None = None,
     return rows
 
 
-def check_numbers(ref: dict | None) -> dict[str, str]:
+def check_numbers(ref: dict | None, counters: dict | None = None) -> dict[str, str]:
     """The numbers the page's "Check" glues about its predictions, formatted, each
     :data:`~helpers.labs.core.MISSING` where the reference (or that part of it) is absent:
     the stride-1 read rate and its write-back share, the step from stride 8 to 16, the largest
-    error over strides 2 to 16, the misses at 32 and 64 (with the read's span and the word
-    slower/faster), the transposes' errors and the median error of the lab's predictions."""
+    error over strides 2 to 16, the errors at 32 and 64 (signed), the sparse rates there and
+    the clause saying whether both errors are within the tolerance, the spans of the two
+    sweeps, the transposes' errors and the median error of the lab's predictions; from the
+    ncu ``counters`` (``memory_access_counters.json``), the DRAM bytes per float and the DRAM
+    throughput at strides 16, 32 and 64 of the lab's sweep (with a clause reading them), and how much the time per float
+    at stride 64 moves over the span sweep's reads of 2**21 floats and more."""
     from helpers import units
     from helpers.labs.core import MISSING
 
     keys = ("stream_tbs", "writeback_us", "writeback_pct", "t16_over_t8", "max_err_2_16_pct",
-            "err_s32_pct", "err_s64_pct", "miss_side", "span_s16_gb", "span_s32_gb",
-            "span_s64_gb", "tiled_err", "naive_err", "naive_copies", "median_err_pct",
-            "smem_pad0_bound_pct")
+            "err_s32", "err_s64", "sparse_within", "rate_s32_tbs", "rate_s64_tbs",
+            "span_s16_gb", "span_s32_gb", "span_s64_gb", "tiled_err", "naive_err",
+            "naive_copies", "median_err_pct", "smem_pad0_bound_pct", "ctr_bpf_s16",
+            "ctr_bpf_s32", "ctr_bpf_s64", "ctr_dram_pct_s16", "ctr_dram_pct_s32",
+            "ctr_dram_pct_s64", "ctr_dram_clause", "ctr_span_lo_gb", "ctr_span_hi_gb", "ctr_span_spread_pct")
     out = dict.fromkeys(keys, MISSING)
+    for r in counter_rows(counters, "same_n"):
+        if r["stride"] in (16, 32, 64) and r["dram_bytes_per_float"] is not None:
+            out[f"ctr_bpf_s{r['stride']}"] = f"{r['dram_bytes_per_float']:.3g}"
+        if r["stride"] in (16, 32, 64) and r["dram_pct"] is not None:
+            out[f"ctr_dram_pct_s{r['stride']}"] = f"{r['dram_pct']:.2g}"
+    pct = {r["stride"]: r["dram_pct"] for r in counter_rows(counters, "same_n")}
+    if all(pct.get(s) is not None for s in (16, 32, 64)):
+        out["ctr_dram_clause"] = (
+            "the same bytes keep the DRAM busy longer when they are scattered"
+            if pct[64] < pct[32] < pct[16] else
+            "the DRAM's share of its peak does not fall steadily as the gaps grow")
+    full = max((c["n_elements"] for c in counters["measurements"]["cases"]
+                if c["layout"] == "same_n"), default=0) if counters else 0
+    sweep = [r for r in counter_rows(counters, "span_sweep") if r["stride"] == 64
+             and r["n"] * 16 >= full and r["time_per_float_s"] is not None]
+    if len(sweep) >= 2:
+        t = [r["time_per_float_s"] for r in sweep]
+        out["ctr_span_lo_gb"] = f"{min(r['span_bytes'] for r in sweep) / units.GB:.2g}"
+        out["ctr_span_hi_gb"] = f"{max(r['span_bytes'] for r in sweep) / units.GB:.2g}"
+        out["ctr_span_spread_pct"] = f"{100 * (max(t) - min(t)) / min(t):.2g}"
     if ref is None:
         return out
     sr = ref["measurements"]["strided_read"]
@@ -177,19 +229,25 @@ def check_numbers(ref: dict | None) -> dict[str, str]:
     for s in (16, 32, 64):
         if s in strides:
             out[f"span_s{s}_gb"] = f"{n * s * sr['element_bytes'] / units.GB:.2g}"
+    for s, r in sparse_rates(ref).items():
+        if s in (32, 64):
+            out[f"rate_s{s}_tbs"] = f"{r / units.TB:.3g}"
     rows = [r for r in comparison_rows(ref) if r.model is not None and r.h200 is not None]
     err = {r.quantity: (r.model - r.h200) / r.h200 for r in rows if r.claim.kind == "prediction"}
     near = [abs(err[f"strided read time, stride {s}"]) for s in (2, 4, 8, 16)
             if f"strided read time, stride {s}" in err]
     if near:
         out["max_err_2_16_pct"] = f"{100 * max(near):.2g}"
-    far = [err.get(f"strided read time, stride {s}") for s in (32, 64)]
-    for s, e in zip((32, 64), far):
+    far = {s: err.get(f"strided read time, stride {s}") for s in (32, 64)}
+    for s, e in far.items():
         if e is not None:
-            out[f"err_s{s}_pct"] = f"{100 * abs(e):.2g}"
-    if all(e is not None for e in far):
-        out["miss_side"] = ("slower" if all(e < 0 for e in far) else "faster"
-                            if all(e > 0 for e in far) else "further from it")
+            out[f"err_s{s}"] = f"{100 * e:+.2g} %"
+    if all(e is not None for e in far.values()):
+        tol = LAB.claim("strided_read_time").tolerance
+        inside = sum(abs(e) <= tol for e in far.values())
+        out["sparse_within"] = ("both within the tolerance" if inside == 2 else
+                                "one of them outside the tolerance" if inside == 1 else
+                                "both outside the tolerance")
     for op in ("tiled", "naive"):
         e = err.get(f"triton {op} time")
         if e is not None:
@@ -214,3 +272,57 @@ def comparison_table(ref: dict | None, mine: dict | None, peak_bytes_per_s: floa
     gpu_mine = mine if (mine is not None and mine.get("tier") == "gpu") else None
     return Table("Memory access: model vs measured", comparison_rows(ref, mine, peak_bytes_per_s),
                  yours_label="yours (GPU)" if gpu_mine is not None else None)
+
+
+#: The counters :func:`counter_rows` reads, by the name it gives them.
+COUNTER_KEYS = {"dram_read": "dram__bytes_read.sum", "l2_read": "lts__t_sectors_op_read.sum",
+                "l2_miss": "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+                "time": "gpu__time_duration.sum",
+                "dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                "dram_cycles": "dram__cycles_elapsed.avg"}
+
+
+def counter_rows(counters: dict | None, layout: str | None = None) -> list[dict]:
+    """Per counted read of ``counters`` (``memory_access_counters.json``; only ``layout`` if
+    given): its layout, stride, floats, span (bytes), DRAM bytes read per float, L2 read
+    sectors and L2 read-miss sectors per float, kernel time per float (s), DRAM throughput (%
+    of peak) and the DRAM clock (Hz, cycles over time). A counter the run lacks reads None."""
+    if counters is None:
+        return []
+    out = []
+    for c in counters["measurements"]["cases"]:
+        if layout is not None and c["layout"] != layout:
+            continue
+        m, n = c["metrics"], c["n_elements"]
+        get = {k: m.get(metric) for k, metric in COUNTER_KEYS.items()}
+
+        def per(k, n=n, get=get):
+            return None if get[k] is None else get[k] / n
+        clock = (get["dram_cycles"] / get["time"] if get["dram_cycles"] and get["time"]
+                 else None)
+        out.append({"layout": c["layout"], "stride": c["stride"], "n": n,
+                    "span_bytes": float(n * c["stride"] * ELEMENT_BYTES),
+                    "dram_bytes_per_float": per("dram_read"),
+                    "l2_sectors_per_float": per("l2_read"),
+                    "l2_miss_sectors_per_float": per("l2_miss"),
+                    "time_per_float_s": per("time"), "dram_pct": get["dram_pct"],
+                    "dram_clock_hz": clock})
+    return out
+
+
+def format_counter_rows(rows: list[dict]) -> str:
+    """The rows of :func:`counter_rows` as a fixed-width text table."""
+    from helpers import units
+
+    def f(x, spec):
+        return "-" if x is None else format(x, spec)
+    lines = [f"{'layout':>10} {'stride':>6} {'span GB':>8} {'DRAM B/float':>12} "
+             f"{'L2 sect/float':>13} {'L2 miss/float':>13} {'ps/float':>9} {'DRAM %':>7}"]
+    for r in rows:
+        t = None if r["time_per_float_s"] is None else r["time_per_float_s"] / 1e-12
+        lines.append(f"{r['layout']:>10} {r['stride']:>6} {r['span_bytes'] / units.GB:>8.3g} "
+                     f"{f(r['dram_bytes_per_float'], '.3g'):>12} "
+                     f"{f(r['l2_sectors_per_float'], '.3g'):>13} "
+                     f"{f(r['l2_miss_sectors_per_float'], '.3g'):>13} {f(t, '.3g'):>9} "
+                     f"{f(r['dram_pct'], '.3g'):>7}")
+    return "\n".join(lines)
