@@ -2,6 +2,8 @@
 with NumPy, and the measured latencies order the way the hierarchy says."""
 
 import numpy as np
+import math
+
 import pytest
 
 from helpers.bench import cache_probe as cp
@@ -41,16 +43,16 @@ def test_kernel_agrees_with_numpy_and_small_sets_are_faster():
 
 
 @needs_cc
-def test_line_probe_pays_a_second_miss_beyond_the_line():
-    # Interleaved and best-of-three: a busy shared machine only ever adds time.
-    inside, beyond = [], []
-    for _ in range(3):
-        inside.append(cp.line_probe(16, n_regions=8192, budget_s=0.05))
-        beyond.append(cp.line_probe(256, n_regions=8192, budget_s=0.05))
-    best_in = min(p.result.min_s for p in inside)
-    best_out = min(p.result.min_s for p in beyond)
-    assert best_out > 1.05 * best_in
-    assert inside[0].offset_bytes == 16.0
+def test_line_probe_times_both_offsets():
+    """Whether the second load misses beyond the line is the foundations page's measurement,
+    shown with its sanity check (helpers.bench.sanity), not a timed assertion here: a busy or
+    prefetching machine can hide it (CONTRIBUTING: no unit test depends on an idle machine)."""
+    inside = cp.line_probe(16, n_regions=8192, budget_s=0.05)
+    beyond = cp.line_probe(256, n_regions=8192, budget_s=0.05)
+    for p in (inside, beyond):
+        assert math.isfinite(p.seconds_per_load) and p.seconds_per_load > 0
+        assert p.steps > 0 and p.result.min_s > 0
+    assert (inside.offset_bytes, beyond.offset_bytes) == (16.0, 256.0)
 
 
 def test_line_probe_rejects_bad_offsets():
