@@ -33,8 +33,8 @@ __all__ = ["ALGORITHMS", "ring_all_reduce", "recursive_doubling_all_reduce",
 
 #: Name of the result file (``<NAME>.json``) and of the record inside it.
 NAME = "collective_algorithms"
-#: Rank counts measured: powers of two and one count that is not.
-RANKS = (2, 4, 6, 8)
+#: Rank counts measured: powers of two, then one count that is not.
+RANKS = (2, 4, 8, 6)
 FP32_BYTES = 4
 
 

@@ -28,9 +28,12 @@ __all__ = ["run", "main", "REFERENCE_FILE", "reference_or_none"]
 REFERENCE_FILE = REFERENCE_DIR / "gloo-cpu" / f"{NAME}.json"
 
 
-def run(ranks=RANKS, sizes=None, reps: int = 11, timeout_s: float = 120.0) -> dict:
+def run(ranks=RANKS, sizes=None, reps: int = 11, timeout_s: float = 120.0,
+        out_dir=None) -> dict:
     """Every algorithm on gloo groups of ``ranks`` processes (one thread each): the result
-    dict for ``collective_algorithms.json`` (provenance from :func:`helpers.labs.core.new_result`)."""
+    dict for ``collective_algorithms.json`` (provenance from :func:`helpers.labs.core.new_result`).
+    With ``out_dir`` the file is rewritten after each group, so a run stopped early keeps the
+    groups it finished."""
     from helpers.distributed.launch import spawn
 
     sizes = list(sizes or sizes_bytes())
@@ -51,8 +54,10 @@ def run(ranks=RANKS, sizes=None, reps: int = 11, timeout_s: float = 120.0) -> di
                 e["rank_medians_s"] = meds
                 e["max_rank_median_s"] = max(meds)
         groups.append({"ranks": p, "algorithms": first["algorithms"], "gamma": first["gamma"]})
+        result["measurements"]["gloo"] = groups
+        if out_dir is not None:
+            save_result(result, out_dir)
         print(f"{NAME}: {p} ranks done", file=sys.stderr)
-    result["measurements"]["gloo"] = groups
     return result
 
 
@@ -75,7 +80,7 @@ def main(argv=None):
     if args.size:
         os.environ[SIZE_ENV] = args.size
     ranks = tuple(int(v) for v in args.ranks.split(",")) if args.ranks else RANKS
-    path = save_result(run(ranks=ranks), args.out)
+    path = save_result(run(ranks=ranks, out_dir=args.out), args.out)
     print(f"{NAME}: wrote {path}", file=sys.stderr)
     return path
 
