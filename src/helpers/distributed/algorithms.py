@@ -26,10 +26,15 @@ is :mod:`helpers.labs.collectives_gloo_worker`.
 
 from __future__ import annotations
 
+import queue
+import threading
+from typing import NamedTuple
+
 __all__ = ["ALGORITHMS", "ring_all_reduce", "recursive_doubling_all_reduce",
            "rabenseifner_all_reduce", "ring_all_gather", "recursive_doubling_all_gather",
            "bruck_all_gather", "pairwise_all_to_all", "bruck_all_to_all", "inputs", "reference",
-           "allowed", "measure_rank", "sizes_bytes", "RANKS", "NAME"]
+           "allowed", "measure_rank", "sizes_bytes", "RANKS", "NAME", "run_in_threads",
+           "Counts", "check_output"]
 
 #: Name of the result file (``<NAME>.json``) and of the record inside it.
 NAME = "collective_algorithms"
@@ -38,7 +43,14 @@ RANKS = (2, 4, 8, 6)
 FP32_BYTES = 4
 
 
+_LOCAL = threading.local()
+
+
 def _dist():
+    """``torch.distributed``, or the in-process transport of :func:`run_in_threads`."""
+    transport = getattr(_LOCAL, "transport", None)
+    if transport is not None:
+        return transport
     import torch.distributed as dist
 
     return dist
@@ -301,6 +313,114 @@ def allowed(name: str, p: int) -> bool:
     return ALGORITHMS[name][2] == "any" or (p & (p - 1)) == 0
 
 
+# --- an in-process transport that counts: the programs on threads -------------------------
+
+class Counts(NamedTuple):
+    """What :func:`run_in_threads` counted on the busiest rank: communication steps (a send,
+    a receive, or a send and a receive waited on together) and the bytes of those steps
+    (each step: the larger of the bytes it sends and receives)."""
+
+    steps: int
+    step_bytes: float
+    per_rank: tuple  # per rank: tuple of (bytes sent, bytes received) per step
+
+
+class _Done:
+    def wait(self):
+        return None
+
+
+class _Recv:
+    def __init__(self, transport, tensor, peer):
+        self.transport, self.tensor, self.peer = transport, tensor, peer
+
+    def wait(self):
+        t = self.transport
+        data = t.box(self.peer, t.rank).get(timeout=30)
+        if data.shape != self.tensor.shape:
+            raise AssertionError(f"rank {t.rank} expected {tuple(self.tensor.shape)} from "
+                                 f"{self.peer}, got {tuple(data.shape)}")
+        self.tensor.copy_(data)
+        t.close_step(data.numel() * data.element_size())
+
+
+class _Transport:
+    """The four calls the programs make (``isend``, ``irecv``, ``send``, ``recv``), between
+    threads: one FIFO queue per ordered pair, as gloo matches messages of one tag in order."""
+
+    def __init__(self, rank: int, boxes: dict, lock):
+        self.rank, self._boxes, self._lock = rank, boxes, lock
+        self.steps: list[tuple[int, int]] = []
+        self._pending = 0
+
+    def box(self, src: int, dst: int):
+        with self._lock:
+            return self._boxes.setdefault((src, dst), queue.Queue())
+
+    def close_step(self, received: int) -> None:
+        self.steps.append((self._pending, received))
+        self._pending = 0
+
+    def isend(self, tensor, peer: int):
+        self.box(self.rank, peer).put(tensor.detach().clone())
+        self._pending += tensor.numel() * tensor.element_size()
+        return _Done()
+
+    def irecv(self, tensor, peer: int):
+        return _Recv(self, tensor, peer)
+
+    def send(self, tensor, peer: int):
+        self.isend(tensor, peer)
+        self.close_step(0)
+
+    def recv(self, tensor, peer: int):
+        _Recv(self, tensor, peer).wait()
+
+
+def run_in_threads(name: str, p: int, n: int, seed: int = 7):
+    """Run algorithm ``name`` on ``p`` threads standing in for ranks, ``n`` float32 elements
+    in nccl-tests' size, over an in-process transport that counts every step. Returns the
+    ``p`` outputs (rank order) and the :class:`Counts`; raises AssertionError if a rank's
+    output differs from :func:`reference`. Used by the tests as the oracle of the cost models
+    and by the page to show the counts."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {tuple(ALGORITHMS)}, got {name!r}")
+    coll, fn, _ = ALGORITHMS[name]
+    if not allowed(name, p):
+        raise ValueError(f"{name} needs a power-of-two rank count, got {p}")
+    import torch
+
+    boxes, lock = {}, threading.Lock()
+    transports = [_Transport(r, boxes, lock) for r in range(p)]
+    outs, errors = [None] * p, []
+
+    def body(r):
+        _LOCAL.transport = transports[r]
+        try:
+            outs[r] = fn(inputs(coll, n, r, p, seed), r, p)
+        except BaseException as exc:  # reported below, in the caller's thread
+            errors.append((r, exc))
+        finally:
+            _LOCAL.transport = None
+
+    threads = [threading.Thread(target=body, args=(r,), daemon=True) for r in range(p)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if errors:
+        r, exc = errors[0]
+        raise AssertionError(f"{name} on rank {r} of {p}: {type(exc).__name__}: {exc}") from exc
+    for r in range(p):
+        if outs[r] is None:
+            raise AssertionError(f"{name} on {p} ranks: rank {r} gave no output")
+        check_output(name, inputs(coll, n, r, p, seed), outs[r], n, r, p, seed)
+    per_rank = tuple(tuple(t.steps) for t in transports)
+    steps = max(len(s) for s in per_rank)
+    step_bytes = max(sum(max(a, b) for a, b in s) for s in per_rank)
+    return outs, Counts(steps, float(step_bytes), per_rank)
+
+
 # --- inputs and the single-process reference ------------------------------------------------
 
 def inputs(collective: str, n: int, rank: int, p: int, seed: int):
@@ -333,6 +453,21 @@ def reference(collective: str, n: int, rank: int, p: int, seed: int):
     raise ValueError(f"collective must be all_reduce, all_gather or all_to_all, got {collective!r}")
 
 
+def check_output(name: str, x, got, n: int, rank: int, p: int, seed: int) -> None:
+    """Raise AssertionError unless ``got`` equals :func:`reference` exactly (same shape, same
+    bits) and the input ``x`` is unchanged: the check every rank runs before timing."""
+    import torch
+
+    coll = ALGORITHMS[name][0]
+    want = reference(coll, n, rank, p, seed)
+    if got.shape != want.shape or not torch.equal(got, want):
+        bad = int((got != want).sum()) if got.shape == want.shape else got.numel()
+        raise AssertionError(f"{name} of {n * FP32_BYTES} bytes on rank {rank} of {p}: {bad} "
+                             f"of {want.numel()} elements differ from the reference")
+    if not torch.equal(x, inputs(coll, n, rank, p, seed)):
+        raise AssertionError(f"{name} changed its input on rank {rank} of {p}")
+
+
 def sizes_bytes() -> list[int]:
     """Message sizes (nccl-tests convention): 384 B to 6 MiB full, 384 B to 24 KiB small.
 
@@ -348,15 +483,14 @@ def measure_rank(rank: int, p: int, sizes: list[int], names=None, warmup: int = 
     """In every rank: for each algorithm and size, check the result exactly against
     :func:`reference` (raises AssertionError in the rank if it differs), then time ``reps``
     calls with :func:`helpers.bench.bench`. Also times the local reduction (``a += b``) per
-    byte at each size, the gamma of the cost model, while all ranks do the same. Returns this
+    byte at each size, the gamma of the cost model, and a copy (``clone``) of each size, which
+    the programs also do and the models leave out, while all ranks do the same. Returns this
     rank's medians, with rank 0's full summaries."""
-    import torch
-
     from helpers.bench import bench
 
     dist = _dist()
     names = [nm for nm in (names or ALGORITHMS) if allowed(nm, p)]
-    out: dict = {"rank": rank, "ranks": p, "algorithms": {}, "gamma": []}
+    out: dict = {"rank": rank, "ranks": p, "algorithms": {}, "gamma": [], "copy": []}
     for nm in names:
         coll, fn, _ = ALGORITHMS[nm]
         entries = []
@@ -365,14 +499,7 @@ def measure_rank(rank: int, p: int, sizes: list[int], names=None, warmup: int = 
             if n % p:
                 raise ValueError(f"size {size} bytes does not split into {p} float32 blocks")
             x = inputs(coll, n, rank, p, seed + size)
-            got = fn(x, rank, p)
-            want = reference(coll, n, rank, p, seed + size)
-            if got.shape != want.shape or not torch.equal(got, want):
-                bad = int((got != want).sum()) if got.shape == want.shape else got.numel()
-                raise AssertionError(f"{nm} of {size} bytes on rank {rank} of {p}: {bad} of "
-                                     f"{want.numel()} elements differ from the reference")
-            if not torch.equal(x, inputs(coll, n, rank, p, seed + size)):
-                raise AssertionError(f"{nm} changed its input on rank {rank} of {p}")
+            check_output(nm, x, fn(x, rank, p), n, rank, p, seed + size)
             dist.barrier()
             for _ in range(warmup):
                 fn(x, rank, p)
@@ -396,6 +523,9 @@ def measure_rank(rank: int, p: int, sizes: list[int], names=None, warmup: int = 
                   min_reps=gamma_reps, max_reps=gamma_reps, env=False)
         out["gamma"].append({"message_bytes": size, "median_s": r.median_s / 2,
                              "s_per_byte": r.median_s / 2 / size})
+        r = bench(a.clone, device="cpu", name=f"copy_{size}", warmup_s=0.0, budget_s=1.0,
+                  min_reps=gamma_reps, max_reps=gamma_reps, env=False)
+        out["copy"].append({"message_bytes": size, "median_s": r.median_s})
     return out
 
 

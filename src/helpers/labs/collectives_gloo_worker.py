@@ -53,7 +53,8 @@ def run(ranks=RANKS, sizes=None, reps: int = 11, timeout_s: float = 120.0,
                 meds = [pr["algorithms"][nm][i]["median_s"] for pr in per_rank]
                 e["rank_medians_s"] = meds
                 e["max_rank_median_s"] = max(meds)
-        groups.append({"ranks": p, "algorithms": first["algorithms"], "gamma": first["gamma"]})
+        groups.append({"ranks": p, "algorithms": first["algorithms"], "gamma": first["gamma"],
+                       "copy": first["copy"]})
         result["measurements"]["gloo"] = groups
         if out_dir is not None:
             save_result(result, out_dir)
