@@ -726,7 +726,7 @@ __all__ += [
     "recursive_doubling_allreduce_time_s", "rabenseifner_allreduce_time_s",
     "recursive_doubling_allgather_time_s", "bruck_allgather_time_s", "bruck_alltoall_time_s",
     "bruck_alltoall_blocks_sent", "in_network_allreduce_time_s", "in_network_busbw_factor",
-    "all_to_all_bytes_sent", "ALGORITHM_TIMES",
+    "all_to_all_bytes_sent", "ALGORITHM_TIMES", "ring_allreduce_with_gamma_time_s",
 ]
 
 
@@ -980,6 +980,43 @@ def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     return _ceil_log2(p) * a + bruck_alltoall_blocks_sent(p) * n / p * b
 
 
+def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
+                                     beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
+    r"""Time (s) of a ring all-reduce with its reduction's arithmetic counted.
+
+    .. math:: T = 2(p-1)\,\alpha + 2\,\frac{p-1}{p}\,n\,\beta + \frac{p-1}{p}\,n\,\gamma
+
+    :func:`ring_allreduce_time_s` plus :math:`\gamma` per byte added: the reduce-scatter adds
+    :math:`n/p` bytes at each of its :math:`p-1` steps; the all-gather only copies.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte, gamma_s_per_byte : float
+        :math:`\alpha` (s), :math:`\beta` and :math:`\gamma` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), Section 4.4 (the reduce-scatter's
+    :math:`\frac{p-1}{p}n\gamma`) and :func:`ring_allreduce_time_s`.
+
+    >>> ring_allreduce_with_gamma_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
+    0.0018514999999999998
+    """
+    g = _gamma(gamma_s_per_byte)
+    t = ring_allreduce_time_s(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    p = positive_int("ranks", ranks)
+    return t + (p - 1) / p * positive_array("message_bytes", message_bytes, allow_zero=True) * g
+
+
 def in_network_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
                                 beta_s_per_byte: float):
     r"""Time (s) of an all-reduce reduced inside the switch (NVLink SHARP, InfiniBand SHARP).
@@ -1091,7 +1128,7 @@ def all_to_all_bytes_sent(message_bytes, ranks: int):
 #: Algorithm name (as in helpers.distributed.algorithms) -> its time model; the gamma term is a
 #: keyword argument of the reducing ones.
 ALGORITHM_TIMES = {
-    "ring_all_reduce": ring_allreduce_time_s,
+    "ring_all_reduce": ring_allreduce_with_gamma_time_s,
     "recursive_doubling_all_reduce": recursive_doubling_allreduce_time_s,
     "rabenseifner_all_reduce": rabenseifner_allreduce_time_s,
     "ring_all_gather": all_gather_time_s,

@@ -428,3 +428,120 @@ def floor_numbers(result: dict | None, collective: str = "all_gather") -> dict[s
                                  "runs them"),
             "floor_size_b": fmt(q.get("message_bytes"), ".0f"),
             "floor_k": fmt(q.get("batch_calls"), "d")}
+
+
+# --- the point-to-point algorithms on gloo ranks (helpers.labs.collectives_gloo_worker) -------
+
+#: The algorithm whose times fix alpha and beta; the others are predicted from them.
+ALGO_FIT_FROM = "ring_all_reduce"
+#: Algorithms whose model has the reduction's gamma term.
+_REDUCING = ("ring_all_reduce", "recursive_doubling_all_reduce", "rabenseifner_all_reduce")
+
+__all__ += ["ALGO_FIT_FROM", "algorithm_constants", "algorithm_rows", "algorithm_summary",
+            "algorithm_model_s"]
+
+
+def _algo_group(result: dict, ranks: int) -> dict:
+    for g in result["measurements"]["gloo"]:
+        if g["ranks"] == ranks:
+            return g
+    raise ValueError(f"the result has no gloo group of {ranks} ranks; it has "
+                     f"{[g['ranks'] for g in result['measurements']['gloo']]}")
+
+
+def _line(points: list[dict], key: str = "median_s") -> tuple[float, float]:
+    """(intercept s, slope s/byte) of the least-squares line through ``points``' times."""
+    import numpy as np
+
+    n = np.array([q["message_bytes"] for q in points], float)
+    t = np.array([q[key] for q in points], float)
+    slope, intercept = np.polyfit(n, t, 1)
+    return float(intercept), float(slope)
+
+
+def algorithm_constants(result: dict, ranks: int, fit_from: str = ALGO_FIT_FROM) -> dict:
+    r"""alpha (s) and beta (s/byte) fitted to ``fit_from``'s times on ``ranks`` gloo ranks, with
+    gamma (s/byte), the slope of the local ``a += b`` timed in the same run, taken out first;
+    also the copy's slope (s/byte), which the models leave out.
+
+    The fit minimises the *relative* residuals (weights :math:`1/T`), so the small sizes, where
+    :math:`\alpha` shows, count as much as the large ones."""
+    import numpy as np
+
+    g = _algo_group(result, ranks)
+    gamma = max(_line(g["gamma"])[1], 0.0)
+    copy = max(_line(g["copy"])[1], 0.0) if g.get("copy") else None
+    f = model.ALGORITHM_TIMES[fit_from]
+    entries = g["algorithms"][fit_from]
+    n = np.array([e["message_bytes"] for e in entries], float)
+    t = np.array([e["max_rank_median_s"] for e in entries], float)
+    kw = {"gamma_s_per_byte": gamma} if fit_from in _REDUCING else {}
+    rest = t - np.array([f(x, ranks, 0.0, 0.0, **kw) for x in n])  # the gamma term
+    ca = np.array([f(x, ranks, 1.0, 0.0) for x in n])   # coefficients of alpha and beta
+    cb = np.array([f(x, ranks, 0.0, 1.0) for x in n])
+    w = 1.0 / t
+    (alpha, beta), *_ = np.linalg.lstsq(np.c_[ca * w, cb * w], rest * w, rcond=None)
+    return {"ranks": ranks, "fit_from": fit_from, "alpha_s": float(alpha),
+            "beta_s_per_byte": float(beta), "gamma_s_per_byte": gamma,
+            "copy_s_per_byte": copy}
+
+
+def algorithm_model_s(name: str, message_bytes, constants: dict):
+    """The model's time (s) of algorithm ``name`` at ``message_bytes`` with ``constants``
+    (:func:`algorithm_constants`)."""
+    f = model.ALGORITHM_TIMES[name]
+    kw = {"gamma_s_per_byte": constants["gamma_s_per_byte"]} if name in _REDUCING else {}
+    return f(message_bytes, constants["ranks"], max(constants["alpha_s"], 0.0),
+             max(constants["beta_s_per_byte"], 0.0), **kw)
+
+
+def algorithm_rows(result: dict, ranks: int | None = None, fit_from: str = ALGO_FIT_FROM
+                   ) -> list[dict]:
+    """Per gloo group (or only ``ranks``), algorithm and size: the measured time (the slowest
+    rank's median), the model's with the group's fitted constants, the relative error, the run's
+    spread at that point, and whether the point was fitted (``fit_from``) or predicted."""
+    groups = [g["ranks"] for g in result["measurements"]["gloo"]] if ranks is None else [ranks]
+    out = []
+    for p in groups:
+        c = algorithm_constants(result, p, fit_from)
+        for name, entries in _algo_group(result, p)["algorithms"].items():
+            for e in entries:
+                t_model = float(algorithm_model_s(name, e["message_bytes"], c))
+                t = e["max_rank_median_s"]
+                out.append({"ranks": p, "algorithm": name, "message_bytes": e["message_bytes"],
+                            "measured_s": t, "model_s": t_model, "error": t_model / t - 1,
+                            "spread": e.get("spread"), "fitted": name == fit_from})
+    return out
+
+
+def algorithm_summary(rows_: list[dict]) -> list[dict]:
+    """Per (ranks, algorithm): the worst and the median relative error over the sizes."""
+    import numpy as np
+
+    keys = sorted({(r["ranks"], r["algorithm"]) for r in rows_},
+                  key=lambda k: (k[0], list(model.ALGORITHM_TIMES).index(k[1])))
+    out = []
+    for p, name in keys:
+        errs = [r["error"] for r in rows_ if r["ranks"] == p and r["algorithm"] == name]
+        worst = max(errs, key=abs)
+        out.append({"ranks": p, "algorithm": name, "worst_error": worst,
+                    "median_error": float(np.median(errs)), "sizes": len(errs),
+                    "fitted": any(r["fitted"] for r in rows_
+                                  if r["ranks"] == p and r["algorithm"] == name)})
+    return out
+
+
+def algorithm_crossover_bytes(first: str, second: str, constants: dict) -> float:
+    """Message size (bytes) at which algorithms ``first`` and ``second`` take the same time
+    with ``constants``; both models are lines in the size, so this is where the lines cross.
+    ``math.inf`` when they never cross at a positive size."""
+    t0 = [float(algorithm_model_s(nm, 0.0, constants)) for nm in (first, second)]
+    t1 = [float(algorithm_model_s(nm, 1.0, constants)) for nm in (first, second)]
+    slope = [t1[i] - t0[i] for i in range(2)]
+    if slope[0] == slope[1]:
+        return math.inf
+    n = (t0[1] - t0[0]) / (slope[0] - slope[1])
+    return n if n > 0 else math.inf
+
+
+__all__ += ["algorithm_crossover_bytes"]
