@@ -143,24 +143,31 @@ def _fold_out(buf, rank: int, p: int) -> None:
             dist.recv(buf, rank + 1)
 
 
+def _folded(x, rank: int, p: int, body):
+    """Copy ``x``; fold the extra ranks in (:func:`_fold_in`); run ``body(buf, newrank, p')``
+    on the p' active ranks; send the result back to the folded ones (:func:`_fold_out`)."""
+    buf = x.clone()
+    if p == 1:
+        return buf
+    newrank = _fold_in(buf, rank, p)
+    if newrank >= 0:
+        body(buf, newrank, _pof2(p))
+    _fold_out(buf, rank, p)
+    return buf
+
+
 def recursive_doubling_all_reduce(x, rank: int, p: int):
     """Recursive doubling all-reduce: lg p' steps, each exchanging the whole buffer."""
     import torch
 
-    buf = x.clone()
-    if p == 1:
-        return buf
-    pof2 = _pof2(p)
-    newrank = _fold_in(buf, rank, p)
-    if newrank >= 0:
+    def body(buf, newrank, pof2):
         tmp = torch.empty_like(buf)
         mask = 1
         while mask < pof2:
             _exchange(buf, tmp, _real(newrank ^ mask, p))
             buf += tmp
             mask <<= 1
-    _fold_out(buf, rank, p)
-    return buf
+    return _folded(x, rank, p, body)
 
 
 def rabenseifner_all_reduce(x, rank: int, p: int):
@@ -168,14 +175,8 @@ def rabenseifner_all_reduce(x, rank: int, p: int):
     doubling, both over the p' active ranks' blocks."""
     import torch
 
-    buf = x.clone()
-    if p == 1:
-        return buf
-    pof2 = _pof2(p)
-    newrank = _fold_in(buf, rank, p)
-    if newrank >= 0:
+    def body(buf, newrank, pof2):
         b = _bounds(buf.numel(), pof2)
-        tmp = torch.empty(b[1] - b[0] + 1, dtype=buf.dtype)
         lo, hi = 0, pof2  # blocks this rank is still responsible for
         mask = pof2 >> 1
         while mask:
@@ -190,10 +191,8 @@ def rabenseifner_all_reduce(x, rank: int, p: int):
             buf[b[keep[0]]:b[keep[1]]] += recv
             lo, hi = keep
             mask >>= 1
-        del tmp
         _doubling_gather(buf, b, newrank, pof2, lambda r: _real(r, p))
-    _fold_out(buf, rank, p)
-    return buf
+    return _folded(x, rank, p, body)
 
 
 def _doubling_gather(buf, b, newrank: int, pof2: int, real) -> None:

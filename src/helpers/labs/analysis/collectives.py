@@ -545,3 +545,65 @@ def algorithm_crossover_bytes(first: str, second: str, constants: dict) -> float
 
 
 __all__ += ["algorithm_crossover_bytes"]
+
+
+#: Relative tolerance of the algorithm predictions from the ring's alpha and beta (see
+#: :func:`algorithm_numbers`, whose ``tolerance_why`` says where it comes from).
+ALGO_TOLERANCE = 0.25
+
+
+def algorithm_counts(ranks: int, elements: int = 2520 * 4) -> list[dict]:
+    """Per algorithm on ``ranks`` threads: the busiest rank's steps and bytes per link over
+    the message size, counted while the program runs (:func:`helpers.distributed.algorithms.
+    run_in_threads`), beside the model's (the alpha and beta coefficients)."""
+    from helpers.distributed.algorithms import allowed, run_in_threads
+
+    out = []
+    n_bytes = elements * 4
+    for name, f in model.ALGORITHM_TIMES.items():
+        if not allowed(name, ranks):
+            out.append({"algorithm": name, "ranks": ranks, "steps": None, "bytes_over_n": None,
+                        "model_steps": None, "model_bytes_over_n": None})
+            continue
+        counts = run_in_threads(name, ranks, elements)[1]
+        out.append({"algorithm": name, "ranks": ranks, "steps": counts.steps,
+                    "bytes_over_n": counts.step_bytes / n_bytes,
+                    "model_steps": float(f(n_bytes, ranks, 1.0, 0.0)),
+                    "model_bytes_over_n": float(f(n_bytes, ranks, 0.0, 1.0)) / n_bytes})
+    return out
+
+
+def algorithm_numbers(result: dict | None, ranks: int = 8) -> dict[str, str]:
+    """The strings the chapter glues about the gloo algorithm run: the fitted constants at
+    ``ranks`` ranks, the crossovers they give, and the predictions' errors over every group."""
+    if result is None:
+        return {}
+    c = algorithm_constants(result, ranks)
+    rows_ = [r for r in algorithm_rows(result) if not r["fitted"]]
+    worst = max(rows_, key=lambda r: abs(r["error"]))
+    inside = sum(abs(r["error"]) <= ALGO_TOLERANCE for r in rows_)
+    cross_ar = algorithm_crossover_bytes("recursive_doubling_all_reduce",
+                                         "rabenseifner_all_reduce", c)
+    cross_a2a = algorithm_crossover_bytes("bruck_all_to_all", "pairwise_all_to_all", c)
+    groups = sorted(g["ranks"] for g in result["measurements"]["gloo"])
+    return {
+        "ranks": f"{ranks}",
+        "groups": ", ".join(str(p) for p in groups[:-1]) + f" and {groups[-1]}",
+        "cores": f"{result['settings'].get('cpu_count')}",
+        "alpha_us": fmt(c["alpha_s"] * 1e6, ".3g"),
+        "bw_gbs": fmt(1 / c["beta_s_per_byte"] / 1e9, ".3g") if c["beta_s_per_byte"] > 0 else MISSING,
+        "gamma_bw_gbs": fmt(1 / c["gamma_s_per_byte"] / 1e9, ".3g") if c["gamma_s_per_byte"] > 0 else MISSING,
+        "cross_ar_kib": fmt(cross_ar / 2**10, ".3g") if math.isfinite(cross_ar) else MISSING,
+        "cross_a2a_kib": fmt(cross_a2a / 2**10, ".3g") if math.isfinite(cross_a2a) else MISSING,
+        "n_predicted": f"{len(rows_)}",
+        "n_inside": f"{inside}",
+        "tolerance_pct": f"{ALGO_TOLERANCE * 100:.0f}",
+        "worst_pct": fmt(abs(worst["error"]) * 100, ".2g"),
+        "worst_sign": "above" if worst["error"] > 0 else "below",
+        "worst_algorithm": worst["algorithm"].replace("_", " "),
+        "worst_ranks": f"{worst['ranks']}",
+        "worst_size": fmt(worst["message_bytes"] / 2**10, ".3g"),
+    }
+
+
+__all__ += ["ALGO_TOLERANCE", "algorithm_counts", "algorithm_numbers"]
