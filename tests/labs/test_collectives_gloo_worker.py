@@ -80,13 +80,17 @@ def test_missing_group_is_named():
         view.algorithm_constants(_synthetic(ranks=(2,)), 3)
 
 
-def test_runner_end_to_end_on_one_rank(tmp_path):
+def test_runner_end_to_end_on_one_rank(tmp_path, monkeypatch):
     """The runner as a script on a one-rank gloo group (the smallest real run): the file it
-    writes reads back and names its provenance; every entry was checked."""
-    path = gw.main(["--out", str(tmp_path), "--size", "small", "--ranks", "1"])
+    writes reads back and names its provenance and its allocator settings; every entry was
+    checked."""
+    for key in gw.KEEP_MEMORY_ENV:  # main() sets them; monkeypatch restores the environment
+        monkeypatch.delenv(key, raising=False)
+    path = gw.main(["--out", str(tmp_path), "--size", "small", "--ranks", "1", "--keep-memory"])
     data = core.load_result(path)
     assert data["lab"] == alg.NAME and data["tier"] == "cpu"
     assert data["provenance"]["commit"] and data["settings"]["backend"] == "gloo"
+    assert data["settings"]["malloc_env"] == gw.KEEP_MEMORY_ENV
     (group,) = data["measurements"]["gloo"]
     assert group["ranks"] == 1 and set(group["algorithms"]) == set(alg.ALGORITHMS)
     assert all(e["checked"] for es in group["algorithms"].values() for e in es)

@@ -477,14 +477,49 @@ def sizes_bytes() -> list[int]:
     return [3 << k for k in ks]
 
 
+def _probe(rank: int, p: int, size: int, reps: int, seed: int) -> dict:
+    """Pieces of the programs at ``size`` bytes, each timed alone (median s) by ranks paired
+    as (0, 1), (2, 3), ...: one exchange of half the buffer and one of the whole buffer, each
+    into a receive buffer allocated once (``*_reused``) or allocated anew for every call as
+    the programs do (``*_fresh``); locally, allocating and writing half the buffer, a clone of
+    it, and ``torch.roll`` of it. A rank without a partner (odd ``p``) times nothing."""
+    import torch
+
+    from helpers.bench import bench
+
+    n = size // FP32_BYTES
+    x = inputs("all_reduce", n, rank, p, seed)
+    peer = rank ^ 1
+    if peer >= p:
+        return {}
+    pre = {k: torch.empty(k) for k in (n // 2, n)}
+    cases = {
+        "exchange_half_reused": lambda: _exchange(x[:n // 2], pre[n // 2], peer),
+        "exchange_half_fresh": lambda: _exchange(x[:n // 2], torch.empty(n // 2), peer),
+        "exchange_full_reused": lambda: _exchange(x, pre[n], peer),
+        "exchange_full_fresh": lambda: _exchange(x, torch.empty(n), peer),
+        "alloc_write_half": lambda: torch.empty(n // 2).fill_(1.0),
+        "clone": x.clone,
+        "roll": lambda: torch.roll(x, n // 2),
+    }
+    out = {"message_bytes": size}
+    for name, fn in cases.items():
+        fn()
+        r = bench(fn, device="cpu", name=f"probe_{name}", warmup_s=0.0, budget_s=1.0,
+                  min_reps=reps, max_reps=reps, env=False)
+        out[f"{name}_s"] = r.median_s
+    return out
+
+
 def measure_rank(rank: int, p: int, sizes: list[int], names=None, warmup: int = 2,
-                 reps: int = 11, seed: int = 7, gamma_reps: int = 11) -> dict:
+                 reps: int = 11, seed: int = 7, gamma_reps: int = 11, probe: bool = True) -> dict:
     """In every rank: for each algorithm and size, check the result exactly against
     :func:`reference` (raises AssertionError in the rank if it differs), then time ``reps``
     calls with :func:`helpers.bench.bench`. Also times the local reduction (``a += b``) per
     byte at each size, the gamma of the cost model, and a copy (``clone``) of each size, which
-    the programs also do and the models leave out, while all ranks do the same. Returns this
-    rank's medians, with rank 0's full summaries."""
+    the programs also do and the models leave out, while all ranks do the same; with
+    ``probe``, the pieces the programs are made of at the largest size (:func:`_probe`).
+    Returns this rank's medians, with rank 0's full summaries."""
     from helpers.bench import bench
 
     dist = _dist()
@@ -510,6 +545,9 @@ def measure_rank(rank: int, p: int, sizes: list[int], names=None, warmup: int = 
                          samples_s=list(r.samples_s))
             entries.append(e)
         out["algorithms"][nm] = entries
+    dist.barrier()
+    if probe and sizes:
+        out["probe"] = _probe(rank, p, max(sizes), gamma_reps, seed)
     dist.barrier()
     for size in sizes:  # gamma: the local reduction a += b of `size` bytes, per byte
         a = inputs("all_reduce", size // FP32_BYTES, rank, p, seed)
