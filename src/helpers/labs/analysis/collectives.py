@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from helpers import specs
+from helpers import specs, units
 from helpers.labs.collectives import (GLOO_RANKS, GPU, LAB, MEASURED, _regime_record,
                                       gloo_sizes_bytes)
 from helpers.labs.core import MISSING, fmt, page_numbers
@@ -547,9 +547,33 @@ def algorithm_crossover_bytes(first: str, second: str, constants: dict) -> float
 __all__ += ["algorithm_crossover_bytes"]
 
 
-#: Relative tolerance of the algorithm predictions from the ring's alpha and beta (see
-#: :func:`algorithm_numbers`, whose ``tolerance_why`` says where it comes from).
-ALGO_TOLERANCE = 0.25
+#: Relative tolerance of the algorithm predictions from the ring's alpha and beta. Where it
+#: comes from (the chapter glues both numbers from the run): the median of the run's spread
+#: (p80 - p20) / median is about a fifth, its 90th percentile about two thirds, and the ring's
+#: own fit leaves residuals above a half at 8 ranks; a prediction from that fit cannot be held
+#: closer than the fit holds its own points.
+ALGO_TOLERANCE = 0.5
+
+#: Predicted points outside the tolerance that the chapter explains, each a test on a row and
+#: the reason (tests/labs/test_collectives_gloo_worker.py checks every miss is one of these and
+#: that each still occurs).
+ALGO_EXPLAINED_MISSES = {
+    "bruck_local_copies": (
+        lambda r, largest: r["algorithm"] == "bruck_all_to_all",
+        "Bruck's all-to-all rotates its blocks and gathers and scatters them by index at every "
+        "step, local copies and index tensors the model does not count"),
+    "largest_size": (
+        lambda r, largest: r["message_bytes"] == largest,
+        "at the largest size the programs that allocate a whole-buffer scratch or output each "
+        "call (recursive doubling, Rabenseifner, Bruck's rotation) fall far behind the model"),
+    "latency_bound": (
+        lambda r, largest: r["message_bytes"] < largest and r["ranks"] >= 4
+        and r["algorithm"] in ("pairwise_all_to_all", "recursive_doubling_all_gather",
+                               "bruck_all_gather", "recursive_doubling_all_reduce"),
+        "below the largest size the times are mostly start-ups, and the start-up fitted to the "
+        "ring (whose steps wait on each other around the ring) is not the start-up of an "
+        "exchange between pairs"),
+}
 
 
 def algorithm_counts(ranks: int, elements: int = 2520 * 4) -> list[dict]:
@@ -586,15 +610,36 @@ def algorithm_numbers(result: dict | None, ranks: int = 8) -> dict[str, str]:
                                          "rabenseifner_all_reduce", c)
     cross_a2a = algorithm_crossover_bytes("bruck_all_to_all", "pairwise_all_to_all", c)
     groups = sorted(g["ranks"] for g in result["measurements"]["gloo"])
+    import numpy as np
+
+    every = algorithm_rows(result)
+    spreads = [r["spread"] for r in every if r["spread"] is not None]
+    ring = [abs(r["error"]) for r in every if r["fitted"]]
+    largest = max(r["message_bytes"] for r in rows_)
+    misses = algorithm_misses(result)
+    by = {k: sum(m["explained_by"] == k for m in misses) for k in ALGO_EXPLAINED_MISSES}
+    small = [r["error"] for r in rows_ if r["message_bytes"] < largest
+             and r["algorithm"] != "bruck_all_to_all"]
     return {
+        "spread_median_pct": fmt(float(np.median(spreads)) * 100, ".2g"),
+        "spread_p90_pct": fmt(float(np.percentile(spreads, 90)) * 100, ".2g"),
+        "ring_worst_pct": fmt(max(ring) * 100, ".2g"),
+        "largest": units.fmt_bytes(largest, binary=True),
+        "n_miss": f"{len(misses)}",
+        "n_miss_bruck": f"{by['bruck_local_copies']}",
+        "n_miss_largest": f"{by['largest_size']}",
+        "n_miss_latency": f"{by['latency_bound']}",
+        "n_miss_unexplained": f"{sum(m['explained_by'] is None for m in misses)}",
+        "small_median_pct": fmt(float(np.median(small)) * 100, "+.2g"),
+        "small_inside_pct": fmt(float(np.mean([abs(e) <= ALGO_TOLERANCE for e in small])) * 100, ".2g"),
         "ranks": f"{ranks}",
         "groups": ", ".join(str(p) for p in groups[:-1]) + f" and {groups[-1]}",
         "cores": f"{result['settings'].get('cpu_count')}",
         "alpha_us": fmt(c["alpha_s"] * 1e6, ".3g"),
         "bw_gbs": fmt(1 / c["beta_s_per_byte"] / 1e9, ".3g") if c["beta_s_per_byte"] > 0 else MISSING,
         "gamma_bw_gbs": fmt(1 / c["gamma_s_per_byte"] / 1e9, ".3g") if c["gamma_s_per_byte"] > 0 else MISSING,
-        "cross_ar_kib": fmt(cross_ar / 2**10, ".3g") if math.isfinite(cross_ar) else MISSING,
-        "cross_a2a_kib": fmt(cross_a2a / 2**10, ".3g") if math.isfinite(cross_a2a) else MISSING,
+        "cross_ar": units.fmt_bytes(cross_ar, binary=True) if math.isfinite(cross_ar) else MISSING,
+        "cross_a2a": units.fmt_bytes(cross_a2a, binary=True) if math.isfinite(cross_a2a) else MISSING,
         "n_predicted": f"{len(rows_)}",
         "n_inside": f"{inside}",
         "tolerance_pct": f"{ALGO_TOLERANCE * 100:.0f}",
@@ -602,8 +647,50 @@ def algorithm_numbers(result: dict | None, ranks: int = 8) -> dict[str, str]:
         "worst_sign": "above" if worst["error"] > 0 else "below",
         "worst_algorithm": worst["algorithm"].replace("_", " "),
         "worst_ranks": f"{worst['ranks']}",
-        "worst_size": fmt(worst["message_bytes"] / 2**10, ".3g"),
+        "worst_size": units.fmt_bytes(worst["message_bytes"], binary=True),
     }
 
 
-__all__ += ["ALGO_TOLERANCE", "algorithm_counts", "algorithm_numbers"]
+def algorithm_misses(result: dict) -> list[dict]:
+    """The predicted rows outside :data:`ALGO_TOLERANCE`, each with the first of
+    :data:`ALGO_EXPLAINED_MISSES` that explains it (``None`` if none does)."""
+    rows_ = [r for r in algorithm_rows(result) if not r["fitted"]]
+    largest = max(r["message_bytes"] for r in rows_)
+    out = []
+    for r in rows_:
+        if abs(r["error"]) <= ALGO_TOLERANCE:
+            continue
+        why = next((k for k, (test, _) in ALGO_EXPLAINED_MISSES.items() if test(r, largest)), None)
+        out.append({**r, "explained_by": why})
+    return out
+
+
+__all__ += ["ALGO_TOLERANCE", "ALGO_EXPLAINED_MISSES", "algorithm_counts", "algorithm_numbers",
+            "algorithm_misses"]
+
+
+def algorithm_probe_sentence(result: dict | None, ranks: int = 2) -> str:
+    """One sentence on the probe of the ``ranks``-rank group (the programs' pieces timed alone
+    at the largest size: :func:`helpers.distributed.algorithms._probe`), or a sentence saying
+    that the run has none."""
+    if result is None:
+        return MISSING
+    g = next((g for g in result["measurements"]["gloo"] if g["ranks"] == ranks), None)
+    q = (g or {}).get("probe")
+    if not q:
+        return ("This run predates the runner's probe of those pieces, so the page does not "
+                "yet say which of them costs the time.")
+    ms = lambda k: fmt(q[f"{k}_s"] * 1e3, ".3g")  # noqa: E731
+    kept = result["settings"].get("malloc_env")
+    return (f"Timed alone on {ranks} ranks at {units.fmt_bytes(q['message_bytes'], binary=True)}, "
+            f"an exchange of the whole buffer takes {ms('exchange_full_reused')} ms into a "
+            f"receive buffer allocated once and {ms('exchange_full_fresh')} ms into one "
+            f"allocated for the call, half the buffer {ms('exchange_half_reused')} and "
+            f"{ms('exchange_half_fresh')} ms; allocating and writing half the buffer takes "
+            f"{ms('alloc_write_half')} ms, a clone of the buffer {ms('clone')} ms and its "
+            f"rotation {ms('roll')} ms"
+            + (" (the ranks kept freed memory, glibc's "
+               + ", ".join(f"{k}={v}" for k, v in kept.items()) + ")." if kept else "."))
+
+
+__all__ += ["algorithm_probe_sentence"]
