@@ -628,6 +628,8 @@ def algorithm_numbers(result: dict | None, ranks: int = 8) -> dict[str, str]:
         "n_miss": f"{len(misses)}",
         "n_miss_bruck": f"{by['bruck_local_copies']}",
         "n_miss_largest": f"{by['largest_size']}",
+        "largest_algorithms": _names_and_ranks([m for m in misses
+                                                if m["explained_by"] == "largest_size"]),
         "n_miss_latency": f"{by['latency_bound']}",
         "n_miss_unexplained": f"{sum(m['explained_by'] is None for m in misses)}",
         "small_median_pct": fmt(float(np.median(small)) * 100, "+.2g"),
@@ -649,6 +651,17 @@ def algorithm_numbers(result: dict | None, ranks: int = 8) -> dict[str, str]:
         "worst_ranks": f"{worst['ranks']}",
         "worst_size": units.fmt_bytes(worst["message_bytes"], binary=True),
     }
+
+
+def _names_and_ranks(rows_: list[dict]) -> str:
+    """'bruck all gather (2, 4 ranks), ...' for the rows' algorithms, in the models' order."""
+    order = list(model.ALGORITHM_TIMES)
+    names = sorted({r["algorithm"] for r in rows_}, key=order.index)
+    parts = []
+    for nm in names:
+        ps = sorted({r["ranks"] for r in rows_ if r["algorithm"] == nm})
+        parts.append(f"{nm.replace('_', ' ')} ({', '.join(map(str, ps))} ranks)")
+    return "; ".join(parts) if parts else "none"
 
 
 def algorithm_misses(result: dict) -> list[dict]:
