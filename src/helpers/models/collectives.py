@@ -717,7 +717,7 @@ def two_point_time_s(message_bytes, sizes_bytes, times_s):
 # --- algorithms beyond ring and tree (Thakur, Rabenseifner and Gropp 2005) --------------------
 #
 # The costs below are those of the MPICH algorithms as Thakur, Rabenseifner and Gropp (2005)
-# tabulate them (Sections 4.1 to 4.5; MPICH's src/mpi/coll sources restate each cost in a
+# state them (one section per collective; MPICH's src/mpi/coll sources restate each cost in a
 # comment), with gamma (s/byte) for the local reduction where the algorithm reduces. p' is the
 # largest power of two not above p and L = log2 p'. The schedules, as programs on gloo ranks,
 # are in helpers.distributed.algorithms; the page is chapters/collectives.md.
@@ -776,7 +776,7 @@ def recursive_doubling_allreduce_time_s(message_bytes, ranks: int, alpha_s: floa
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Section 4.5 (recursive doubling for short messages:
+    Thakur, Rabenseifner and Gropp (2005), the all-reduce section (recursive doubling for short messages:
     :math:`\lg p\,\alpha + n \lg p\,\beta + n \lg p\,\gamma`) and MPICH's
     ``allreduce_intra_recursive_doubling.c`` (the non-power-of-two fold).
 
@@ -827,7 +827,7 @@ def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Section 4.5 (Rabenseifner's algorithm for long
+    Thakur, Rabenseifner and Gropp (2005), the all-reduce section (Rabenseifner's algorithm for long
     messages: :math:`2\lg p\,\alpha + 2\frac{p-1}{p}n\beta + \frac{p-1}{p}n\gamma`);
     MPICH ``allreduce_intra_reduce_scatter_allgather.c`` (the non-power-of-two case:
     :math:`(2\lfloor\lg p\rfloor + 2)\alpha + (2\frac{p-1}{p} + 2)n\beta +
@@ -876,7 +876,7 @@ def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: floa
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Section 4.1 (recursive doubling all-gather,
+    Thakur, Rabenseifner and Gropp (2005), the all-gather section (recursive doubling all-gather,
     :math:`\lg p\,\alpha + \frac{p-1}{p}n\beta`).
 
     >>> recursive_doubling_allgather_time_s(1e6, 8, 1e-6, 1e-9)
@@ -915,7 +915,7 @@ def bruck_allgather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per
     ----------
     Bruck, J. et al. (1997), "Efficient algorithms for all-to-all communications in
     multiport message-passing systems", IEEE TPDS 8(11); Thakur, Rabenseifner and Gropp
-    (2005), Section 4.1 (:math:`\lceil\lg p\rceil\alpha + \frac{p-1}{p}n\beta`).
+    (2005), the all-gather section (:math:`\lceil\lg p\rceil\alpha + \frac{p-1}{p}n\beta`).
 
     >>> bruck_allgather_time_s(1e6, 6, 1e-6, 1e-9)
     0.0008363333333333334
@@ -969,9 +969,10 @@ def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
 
     References
     ----------
-    Bruck et al. (1997); Thakur, Rabenseifner and Gropp (2005), Section 4.2 (Bruck's
+    Bruck et al. (1997); Thakur, Rabenseifner and Gropp (2005), the all-to-all section (Bruck's
     algorithm for short all-to-all messages, :math:`\lg p\,\alpha + \frac{n}{2}\lg p\,\beta`
-    for a power of two).
+    for a power of two); MPICH ``alltoall_intra_brucks.c`` states the same cost, its
+    :math:`n` the data a rank sends in all.
 
     >>> bruck_alltoall_time_s(1e6, 8, 1e-6, 1e-9)
     0.001503
@@ -1005,7 +1006,7 @@ def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
 
     References
     ----------
-    Thakur, Rabenseifner and Gropp (2005), Section 4.4 (the reduce-scatter's
+    Thakur, Rabenseifner and Gropp (2005), the reduce-scatter section (the
     :math:`\frac{p-1}{p}n\gamma`) and :func:`ring_allreduce_time_s`.
 
     >>> ring_allreduce_with_gamma_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
