@@ -23,15 +23,18 @@ import sys
 from helpers.distributed.algorithms import NAME, RANKS, measure_rank, sizes_bytes
 from helpers.labs.core import REFERENCE_DIR, SIZE_ENV, load_result, new_result, save_result
 
-__all__ = ["run", "main", "REFERENCE_FILE", "reference_or_none", "KEEP_MEMORY_ENV"]
+__all__ = ["run", "main", "REFERENCE_FILE", "reference_or_none", "KEEP_MEMORY_ENV",
+           "DEFAULT_MALLOC_FILE"]
 
 #: glibc settings of ``--keep-memory``: blocks up to 16 MiB (above every buffer of the run;
 #: glibc accepts at most 32 MiB) come from the heap, and freed memory is never handed back to
 #: the kernel, so a buffer allocated in every call reuses pages already faulted in.
 KEEP_MEMORY_ENV = {"MALLOC_MMAP_THRESHOLD_": str(16 * 2**20),
                    "MALLOC_TRIM_THRESHOLD_": str(2**40)}
-#: The shipped run on the H200 machine's host CPUs.
+#: The shipped run on the H200 machine's host CPUs (``--keep-memory``).
 REFERENCE_FILE = REFERENCE_DIR / "gloo-cpu" / f"{NAME}.json"
+#: The same commit's run of 2 ranks with glibc's default allocator, beside it as evidence.
+DEFAULT_MALLOC_FILE = REFERENCE_DIR / "gloo-cpu" / "default-malloc" / f"{NAME}.json"
 
 
 def run(ranks=RANKS, sizes=None, reps: int = 11, timeout_s: float = 120.0,
