@@ -235,9 +235,6 @@ DIRECTION_ALLOWED: dict[tuple[str, str], str] = {
         "the gaps counted are selected by the threshold, so longer by definition",
     ("chapters/profiling.md", "When kernels are shorter than their launches the step is launch-bound"):
         "a conditional rule (the roofline of launches); the verdict itself is glued",
-    # Lab pages are other helpers' (issue 17, item 4): listed in the probes report.
-    ("labs/collectives.md", "the measurement is usually slower than that"):
-        "TODO lab helper: 'usually slower' is typed next to a measured prediction",
 }
 
 

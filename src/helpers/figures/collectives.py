@@ -10,8 +10,13 @@ and of its lab ({ref}`sec-lab-collectives`).
   :func:`busbw_figure`: their bus bandwidth against size.
 * :func:`batching_figure`: per-call time of one call per interval against a batch of calls per
   interval (and the host enqueue time and a CUDA-graph replay where measured).
+<<<<<<< HEAD
 
 Used by: chapters/collectives.md, labs/collectives.md.
+=======
+* :func:`algorithms_figure`: the alpha-beta(-gamma) time of ring, recursive doubling,
+  Rabenseifner, Bruck and pairwise algorithms against size, with times measured on gloo ranks.
+>>>>>>> algos23
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from .style import COLORS, new_figure
 from .svg import BORDER, MUTED, PALETTE, TEXT, Canvas, Figure, _num, esc
 
 __all__ = ["ring_states", "opening_animation", "structure_diagram", "cost_figure",
-           "measured_figure", "busbw_figure", "batching_figure"]
+           "measured_figure", "busbw_figure", "batching_figure", "algorithms_figure"]
 
 _CHUNK_COLORS = [PALETTE["memory"], PALETTE["compute"], PALETTE["host"], PALETTE["queue"],
                  PALETTE["network"], PALETTE["accent"]]
@@ -208,46 +213,46 @@ def cost_figure(ranks: int, alpha_s: float, beta_s_per_byte: float, *,
     return fig
 
 
+_RUN_COLORS = (COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"])
+
+
+def _finish(fig, ax, ylabel: str, title: str, legend_size: float):
+    """Label a size-axis panel, add its title and legend, close the figure and return it."""
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=legend_size)
+    plt.close(fig)
+    return fig
+
+
 def measured_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     """Measured times (dots) and the fitted model (lines) of each run; ``runs`` maps a label to
     rows of :func:`helpers.labs.analysis.collectives.rows`."""
     fig, ax = new_figure(width_in=7.0, height_in=3.8)
-    colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
-    for (label, rows), col in zip(runs.items(), colors):
+    for (label, rows), col in zip(runs.items(), _RUN_COLORS):
         if not rows:
             continue
         n = [r["message_bytes"] for r in rows]
         ax.loglog(n, [r["measured_s"] for r in rows], "o", color=col, ms=5, label=f"{label}, measured")
         ax.loglog(n, [r["model_s"] for r in rows], "-", color=col, lw=1.3, alpha=0.8,
                   label=f"{label}, fitted α-β")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("time (s)")
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=8.5)
-    plt.close(fig)
-    return fig
+    return _finish(fig, ax, "time (s)", title, 8.5)
 
 
 def busbw_figure(runs: Mapping[str, Sequence[dict]], *, link_bytes_per_s: float | None = None,
                  link_label: str = "", title: str = ""):
     """Bus bandwidth against message size for each run (rows as in :func:`measured_figure`)."""
     fig, ax = new_figure(width_in=7.0, height_in=3.6)
-    colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
-    for (label, rows), col in zip(runs.items(), colors):
+    for (label, rows), col in zip(runs.items(), _RUN_COLORS):
         if rows:
             ax.semilogx([r["message_bytes"] for r in rows],
                         [r["busbw_bytes_per_s"] / 1e9 for r in rows], "o-", color=col, ms=4,
                         label=label)
     if link_bytes_per_s:
         ax.axhline(link_bytes_per_s / 1e9, color=COLORS["neutral"], lw=1, ls=":", label=link_label)
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (GB/s)")
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=8.5)
-    plt.close(fig)
-    return fig
+    return _finish(fig, ax, "bus bandwidth (GB/s)", title, 8.5)
 
 
 def batching_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
@@ -256,8 +261,7 @@ def batching_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
     the CUDA-graph replay where the run has them; ``runs`` maps a label to rows of
     :func:`helpers.labs.analysis.collectives.batching`."""
     fig, ax = new_figure(width_in=7.0, height_in=3.8)
-    colors = [COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"]]
-    for (label, rows), col in zip(runs.items(), colors):
+    for (label, rows), col in zip(runs.items(), _RUN_COLORS):
         if not rows:
             continue
         n = [r["message_bytes"] for r in rows]
@@ -271,10 +275,49 @@ def batching_figure(runs: Mapping[str, Sequence[dict]], *, title: str = ""):
         if all(r.get("graph_s") for r in rows):
             ax.loglog(n, [r["graph_s"] for r in rows], "s--", color=col, ms=3, lw=1,
                       label=f"{label}, CUDA graph replay, per call")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("time per call (s)")
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=8)
+    return _finish(fig, ax, "time per call (s)", title, 8)
+
+
+#: Panels of :func:`algorithms_figure`: title and the algorithms it draws (line style).
+_ALGO_PANELS = (
+    ("all-reduce", (("ring_all_reduce", "-"), ("recursive_doubling_all_reduce", "--"),
+                    ("rabenseifner_all_reduce", "-."))),
+    ("all-gather and all-to-all", (("ring_all_gather", "-"), ("recursive_doubling_all_gather", ":"),
+                                   ("bruck_all_gather", "--"), ("pairwise_all_to_all", "-."),
+                                   ("bruck_all_to_all", (0, (1, 1))))),
+)
+_ALGO_COLORS = (COLORS["network"], COLORS["compute"], COLORS["memory"], COLORS["host"],
+                COLORS["queue"])
+
+
+def algorithms_figure(rows: Sequence[dict], constants: dict, *, title: str = "", sizes=None):
+    """Model time against message size of each algorithm (lines, from ``constants``: alpha,
+    beta, gamma as :func:`helpers.labs.analysis.collectives.algorithm_constants` gives them) and
+    the measured times (dots; ``rows`` of
+    :func:`helpers.labs.analysis.collectives.algorithm_rows` for one rank count). The fitted
+    algorithm's dots are filled, the predicted ones open."""
+    p = constants["ranks"]
+    measured = [r["message_bytes"] for r in rows]
+    lo, hi = (min(measured) / 2, max(measured) * 2) if measured else (1e2, 1e7)
+    sizes = np.logspace(math.log10(lo), math.log10(hi), 120) if sizes is None else sizes
+    a, b = max(constants["alpha_s"], 0.0), max(constants["beta_s_per_byte"], 0.0)
+    g = constants.get("gamma_s_per_byte", 0.0)
+    fig, axes = new_figure(1, 2, width_in=9.4, height_in=3.8)
+    for ax, (panel, algos) in zip(axes, _ALGO_PANELS):
+        for (name, ls), col in zip(algos, _ALGO_COLORS):
+            f = model.ALGORITHM_TIMES[name]
+            if name == "recursive_doubling_all_gather" and p & (p - 1):
+                continue
+            kw = {"gamma_s_per_byte": g} if name.endswith("all_reduce") else {}
+            label = name.replace("_", " ")
+            ax.loglog(sizes, f(sizes, p, a, b, **kw), ls=ls, color=col, lw=1.3, label=label)
+            pts = [r for r in rows if r["algorithm"] == name]
+            if pts:
+                ax.loglog([r["message_bytes"] for r in pts], [r["measured_s"] for r in pts],
+                          "o", color=col, ms=5, mfc=col if pts[0]["fitted"] else "none")
+        ax.set_title(f"{panel}, {p} ranks" + (f" ({title})" if title else ""), fontsize=10)
+        ax.set_xlabel("message size (bytes)")
+        ax.set_ylabel("time (s)")
+        ax.legend(fontsize=7.5)
     plt.close(fig)
     return fig

@@ -712,3 +712,429 @@ def two_point_time_s(message_bytes, sizes_bytes, times_s):
     if n1 == n2:
         raise ValueError(f"sizes_bytes must be two distinct sizes, got {n1} twice")
     return t1 + (n - n1) * (t2 - t1) / (n2 - n1)
+
+
+# --- algorithms beyond ring and tree (Thakur, Rabenseifner and Gropp 2005) --------------------
+#
+# The costs below are those of the MPICH algorithms as Thakur, Rabenseifner and Gropp (2005)
+# state them (one section per collective; MPICH's src/mpi/coll sources restate each cost in a
+# comment), with gamma (s/byte) for the local reduction where the algorithm reduces. p' is the
+# largest power of two not above p and L = log2 p'. The schedules, as programs on gloo ranks,
+# are in helpers.distributed.algorithms; the page is chapters/collectives.md.
+
+__all__ += [
+    "recursive_doubling_allreduce_time_s", "rabenseifner_allreduce_time_s",
+    "recursive_doubling_allgather_time_s", "bruck_allgather_time_s", "bruck_alltoall_time_s",
+    "bruck_alltoall_blocks_sent", "in_network_allreduce_time_s", "in_network_busbw_factor",
+    "all_to_all_bytes_sent", "ALGORITHM_TIMES", "ring_allreduce_with_gamma_time_s",
+]
+
+
+def _pof2_log(p: int) -> tuple[int, int]:
+    """(p', log2 p') for p >= 1: the largest power of two not above p."""
+    lg = p.bit_length() - 1
+    return 1 << lg, lg
+
+
+def _gamma(gamma_s_per_byte) -> float:
+    return positive("gamma_s_per_byte", gamma_s_per_byte, allow_zero=True)
+
+
+def recursive_doubling_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+                                        beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
+    r"""Time (s) of a recursive-doubling all-reduce of an ``message_bytes`` buffer.
+
+    .. math:: T_{\text{RD AR}} = L\,\alpha + L\,n\,\beta + L\,n\,\gamma \quad (p = p' = 2^L)          (the page labels this eq-rd-allreduce)
+
+    In step :math:`k` every rank exchanges its *whole* buffer with the rank :math:`2^k` away and
+    adds what it receives; after :math:`L` steps all hold the sum. When :math:`p` is not a power
+    of two, the :math:`2r` lowest ranks (:math:`r = p - p'`) first pair up: each even one sends
+    its buffer to the odd one above, which adds it (one step of :math:`\alpha + n\beta +
+    n\gamma`); the :math:`p'` ranks left run the algorithm; the odd ranks then send the result
+    back (:math:`\alpha + n\beta`):
+    :math:`T = (L+2)\alpha + (L+2)\,n\beta + (L+1)\,n\gamma`.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n`, the buffer every rank contributes and receives (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+    gamma_s_per_byte : float
+        :math:`\gamma`, the reduction's time per byte (s/byte), >= 0 (default 0).
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    A rank sends and receives at once (full duplex); pairs do not share links.
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), the all-reduce section (recursive doubling for short messages:
+    :math:`\lg p\,\alpha + n \lg p\,\beta + n \lg p\,\gamma`) and MPICH's
+    ``allreduce_intra_recursive_doubling.c`` (the non-power-of-two fold).
+
+    >>> recursive_doubling_allreduce_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
+    0.003303
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    g = _gamma(gamma_s_per_byte)
+    pof2, lg = _pof2_log(p)
+    extra = 0 if pof2 == p else 2
+    return (lg + extra) * a + (lg + extra) * n * b + (lg + extra // 2) * n * g
+
+
+def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+                                  beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
+    r"""Time (s) of Rabenseifner's all-reduce: a reduce-scatter by recursive halving, then an
+    all-gather by recursive doubling.
+
+    .. math:: T_{\text{Rab}} = 2L\,\alpha + 2\,\frac{p-1}{p}\,n\,\beta + \frac{p-1}{p}\,n\,\gamma \quad (p = 2^L)          (the page labels this eq-rabenseifner)
+
+    The reduce-scatter halves the data a rank is responsible for at each of its :math:`L`
+    steps (it sends :math:`n/2, n/4, \dots, n/p` and adds as much), leaving each rank one
+    reduced :math:`n/p` block; the all-gather retraces the steps, doubling the blocks. When
+    :math:`p` is not a power of two the :math:`p - p'` extra ranks are folded in first and
+    served last as in :func:`recursive_doubling_allreduce_time_s`, which adds
+    :math:`2\alpha + 2n\beta + n\gamma` to the cost on :math:`p'` ranks. (MPICH's comment
+    writes that case with :math:`(p-1)/p`; the schedule runs on :math:`p'` ranks, so
+    :math:`(p'-1)/p'` is the exact count used here.)
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte, gamma_s_per_byte : float
+        :math:`\alpha` (s), :math:`\beta` and :math:`\gamma` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    As :func:`recursive_doubling_allreduce_time_s`; ``message_bytes`` splits into :math:`p'`
+    equal blocks (otherwise the largest block sets each step).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), the all-reduce section (Rabenseifner's algorithm for long
+    messages: :math:`2\lg p\,\alpha + 2\frac{p-1}{p}n\beta + \frac{p-1}{p}n\gamma`);
+    MPICH ``allreduce_intra_reduce_scatter_allgather.c`` (the non-power-of-two case:
+    :math:`(2\lfloor\lg p\rfloor + 2)\alpha + (2\frac{p-1}{p} + 2)n\beta +
+    (1 + \frac{p-1}{p})n\gamma`).
+
+    >>> rabenseifner_allreduce_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
+    0.0018434999999999999
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    g = _gamma(gamma_s_per_byte)
+    pof2, lg = _pof2_log(p)
+    f = (pof2 - 1) / pof2
+    if pof2 == p:
+        return 2 * lg * a + 2 * f * n * b + f * n * g
+    return (2 * lg + 2) * a + (2 * f + 2) * n * b + (1 + f) * n * g
+
+
+def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: float,
+                                        beta_s_per_byte: float):
+    r"""Time (s) of a recursive-doubling all-gather; ``message_bytes`` is the gathered buffer.
+
+    .. math:: T_{\text{RD AG}} = L\,\alpha + \frac{p-1}{p}\,n\,\beta \quad (p = 2^L)
+
+    In step :math:`k` pairs :math:`2^k` apart swap everything they hold, :math:`2^k n/p` bytes,
+    so the data a rank receives doubles each step and sums to :math:`(p-1)n/p`.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n`, the gathered (output) buffer (>= 0).
+    ranks : int
+        :math:`p`, a power of two (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Raises
+    ------
+    ValueError
+        ``ranks`` is not a power of two (MPICH then uses Bruck's algorithm or the ring; see
+        :func:`bruck_allgather_time_s`).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), the all-gather section (recursive doubling all-gather,
+    :math:`\lg p\,\alpha + \frac{p-1}{p}n\beta`).
+
+    >>> recursive_doubling_allgather_time_s(1e6, 8, 1e-6, 1e-9)
+    0.000878
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    if p & (p - 1):
+        raise ValueError(f"ranks must be a power of two for recursive doubling, got {p}")
+    return (p.bit_length() - 1) * a + (p - 1) / p * n * b
+
+
+def bruck_allgather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of Bruck's all-gather on any number of ranks; ``message_bytes`` is gathered.
+
+    .. math:: T_{\text{Bruck AG}} = \lceil \log_2 p \rceil\,\alpha + \frac{p-1}{p}\,n\,\beta          (the page labels this eq-bruck-allgather)
+
+    In step :math:`k` rank :math:`i` sends the :math:`\min(2^k, p - 2^k)` blocks it holds to
+    rank :math:`i - 2^k` and receives as many from rank :math:`i + 2^k`; a local rotation puts
+    the :math:`p` blocks in rank order at the end (not counted).
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n`, the gathered buffer (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Bruck, J. et al. (1997), "Efficient algorithms for all-to-all communications in
+    multiport message-passing systems", IEEE TPDS 8(11); Thakur, Rabenseifner and Gropp
+    (2005), the all-gather section (:math:`\lceil\lg p\rceil\alpha + \frac{p-1}{p}n\beta`).
+
+    >>> bruck_allgather_time_s(1e6, 6, 1e-6, 1e-9)
+    0.0008363333333333334
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return _ceil_log2(p) * a + (p - 1) / p * n * b
+
+
+def bruck_alltoall_blocks_sent(ranks: int) -> int:
+    r"""Blocks one rank sends in a Bruck all-to-all of :math:`p` blocks (dimensionless count).
+
+    .. math:: \sum_{k=0}^{\lceil \log_2 p \rceil - 1} \#\{\,i < p : \text{bit } k \text{ of } i \text{ is } 1\,\}
+
+    In step :math:`k` a rank sends every block whose index has bit :math:`k` set; for
+    :math:`p = 2^L` that is :math:`p/2` blocks in each of :math:`L` steps.
+
+    >>> bruck_alltoall_blocks_sent(8), bruck_alltoall_blocks_sent(6)
+    (12, 7)
+    """
+    p = positive_int("ranks", ranks)
+    total = 0
+    for k in range(_ceil_log2(p)):
+        period = 1 << (k + 1)
+        total += (p // period) * (period >> 1) + max(0, p % period - (period >> 1))
+    return total
+
+
+def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+    r"""Time (s) of Bruck's all-to-all; ``message_bytes`` is one rank's whole send buffer.
+
+    .. math:: T_{\text{Bruck A2A}} = \lceil \log_2 p \rceil\,\alpha + c_p\,\frac{n}{p}\,\beta, \qquad c_{2^L} = \frac{p}{2}L          (the page labels this eq-bruck-alltoall)
+
+    :math:`c_p` is :func:`bruck_alltoall_blocks_sent`. Fewer messages than the pairwise
+    exchange (:func:`all_to_all_time_s`, :math:`p-1` of them) at the price of forwarding
+    blocks: :math:`\frac{n}{2}\log_2 p` bytes instead of :math:`\frac{p-1}{p}n` for
+    :math:`p = 2^L`, so it wins only for short messages.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n`, one rank's send buffer, :math:`p` blocks of :math:`n/p` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Bruck et al. (1997); Thakur, Rabenseifner and Gropp (2005), the all-to-all section (Bruck's
+    algorithm for short all-to-all messages, :math:`\lg p\,\alpha + \frac{n}{2}\lg p\,\beta`
+    for a power of two); MPICH ``alltoall_intra_brucks.c`` states the same cost, its
+    :math:`n` the data a rank sends in all.
+
+    >>> bruck_alltoall_time_s(1e6, 8, 1e-6, 1e-9)
+    0.001503
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    return _ceil_log2(p) * a + bruck_alltoall_blocks_sent(p) * n / p * b
+
+
+def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
+                                     beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
+    r"""Time (s) of a ring all-reduce with its reduction's arithmetic counted.
+
+    .. math:: T = 2(p-1)\,\alpha + 2\,\frac{p-1}{p}\,n\,\beta + \frac{p-1}{p}\,n\,\gamma
+
+    :func:`ring_allreduce_time_s` plus :math:`\gamma` per byte added: the reduce-scatter adds
+    :math:`n/p` bytes at each of its :math:`p-1` steps; the all-gather only copies.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+    alpha_s, beta_s_per_byte, gamma_s_per_byte : float
+        :math:`\alpha` (s), :math:`\beta` and :math:`\gamma` (s/byte), >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    References
+    ----------
+    Thakur, Rabenseifner and Gropp (2005), the reduce-scatter section (the
+    :math:`\frac{p-1}{p}n\gamma`) and :func:`ring_allreduce_time_s`.
+
+    >>> ring_allreduce_with_gamma_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
+    0.0018514999999999998
+    """
+    g = _gamma(gamma_s_per_byte)
+    t = ring_allreduce_time_s(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    p = positive_int("ranks", ranks)
+    return t + (p - 1) / p * positive_array("message_bytes", message_bytes, allow_zero=True) * g
+
+
+def in_network_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+                                beta_s_per_byte: float):
+    r"""Time (s) of an all-reduce reduced inside the switch (NVLink SHARP, InfiniBand SHARP).
+
+    .. math:: T_{\text{in-net}} = 2\,\alpha + n\,\beta          (the page labels this eq-in-network)
+
+    Each rank sends its :math:`n` bytes once to the switch, which adds them and sends the sum
+    back: :math:`n` bytes in each direction of every rank's link, pipelined, against
+    :math:`2\frac{p-1}{p}n` for the ring. Two latencies: up to the switch and back.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n` (>= 0).
+    ranks : int
+        :math:`p` (>= 1; the time does not depend on it, the reduction is in the switch).
+    alpha_s, beta_s_per_byte : float
+        :math:`\alpha` (s) and :math:`\beta` (s/byte) of one rank's link, >= 0.
+
+    Returns
+    -------
+    float or array
+        :math:`T` (s).
+
+    Assumptions
+    -----------
+    The switch reduces at the links' rate; its reduction precision and buffering are not
+    modelled.
+
+    References
+    ----------
+    Graham, R. L. et al. (2016), "Scalable Hierarchical Aggregation Protocol (SHArP)", COMHPC
+    workshop, SC16; NVIDIA, NCCL 2.17 release notes (NVLink SHARP, ``NCCL_NVLS_ENABLE``).
+
+    >>> in_network_allreduce_time_s(1e9, 8, 5e-6, 1 / 450e9)
+    0.0022322222222222222
+    """
+    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    del p  # checked; the switch, not the ranks, does the reduction
+    return 2 * a + n * b
+
+
+def in_network_busbw_factor(ranks: int) -> float:
+    r"""The bus bandwidth an in-network all-reduce reports, over one link's bandwidth.
+
+    .. math:: \frac{\text{busbw}}{B} = 2\,\frac{p-1}{p} \quad (\alpha \to 0)
+
+    nccl-tests scales every all-reduce's algorithm bandwidth :math:`n/T` by :math:`2(p-1)/p`
+    (:func:`busbw_factor`), the bytes a ring moves per link. An in-network all-reduce moves
+    :math:`n` bytes per direction, so its algorithm bandwidth reaches :math:`B` and the
+    reported bus bandwidth reaches :math:`2\frac{p-1}{p}B`, above the link's rate for
+    :math:`p > 2`: 1.75 times it on 8 GPUs.
+
+    Parameters
+    ----------
+    ranks : int
+        :math:`p` (>= 1).
+
+    Returns
+    -------
+    float
+        The factor, dimensionless.
+
+    References
+    ----------
+    NVIDIA nccl-tests, ``doc/PERFORMANCE.md`` (the all-reduce's bus bandwidth factor);
+    :func:`in_network_allreduce_time_s`.
+
+    >>> in_network_busbw_factor(8)
+    1.75
+    """
+    return busbw_factor("all_reduce", ranks)
+
+
+def all_to_all_bytes_sent(message_bytes, ranks: int):
+    r"""Bytes one rank of an all-to-all sends to *other* ranks, from nccl-tests' size.
+
+    .. math:: n_{\text{sent}} = \frac{p-1}{p}\,n
+
+    nccl-tests sizes an all-to-all by one rank's whole send buffer :math:`n`, the block it
+    keeps included; the bytes that cross a link are the other :math:`p-1` blocks. Its bus
+    bandwidth, algbw times :math:`(p-1)/p`, is therefore those bytes over the time.
+
+    Parameters
+    ----------
+    message_bytes : float or array
+        :math:`n`, one rank's send buffer as nccl-tests counts it (>= 0).
+    ranks : int
+        :math:`p` (>= 1).
+
+    Returns
+    -------
+    float or array
+        :math:`n_{\text{sent}}` (bytes).
+
+    References
+    ----------
+    NVIDIA nccl-tests, ``doc/PERFORMANCE.md`` (all-to-all: size is the send buffer, bus
+    bandwidth factor :math:`(p-1)/p`).
+
+    >>> all_to_all_bytes_sent(8e6, 8)
+    7000000.0
+    """
+    n = positive_array("message_bytes", message_bytes, allow_zero=True)
+    p = positive_int("ranks", ranks)
+    return (p - 1) / p * n
+
+
+#: Algorithm name (as in helpers.distributed.algorithms) -> its time model; the gamma term is a
+#: keyword argument of the reducing ones.
+ALGORITHM_TIMES = {
+    "ring_all_reduce": ring_allreduce_with_gamma_time_s,
+    "recursive_doubling_all_reduce": recursive_doubling_allreduce_time_s,
+    "rabenseifner_all_reduce": rabenseifner_allreduce_time_s,
+    "ring_all_gather": all_gather_time_s,
+    "recursive_doubling_all_gather": recursive_doubling_allgather_time_s,
+    "bruck_all_gather": bruck_allgather_time_s,
+    "pairwise_all_to_all": all_to_all_time_s,
+    "bruck_all_to_all": bruck_alltoall_time_s,
+}
