@@ -10,13 +10,10 @@ and of its lab ({ref}`sec-lab-collectives`).
   :func:`busbw_figure`: their bus bandwidth against size.
 * :func:`batching_figure`: per-call time of one call per interval against a batch of calls per
   interval (and the host enqueue time and a CUDA-graph replay where measured).
-<<<<<<< HEAD
-
-Used by: chapters/collectives.md, labs/collectives.md.
-=======
 * :func:`algorithms_figure`: the alpha-beta(-gamma) time of ring, recursive doubling,
   Rabenseifner, Bruck and pairwise algorithms against size, with times measured on gloo ranks.
->>>>>>> algos23
+
+Used by: chapters/collectives.md, labs/collectives.md.
 """
 
 from __future__ import annotations
