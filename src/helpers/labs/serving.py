@@ -210,11 +210,25 @@ def check_engine(model, s: dict, tokens) -> dict:
     return {"requests": len(tr), "schedulers": checked, "exact_token_match": True}
 
 
-def calibrate(model, s: dict, tokens) -> dict:
-    """A closed batch served continuously; its fitted step model and the capacity estimate.
+#: The step-log keys a result keeps per step.
+STEP_KEYS = ("t_start_s", "duration_s", "n_decode", "n_prefill_tokens", "blocks_used",
+             "tokens_stored", "n_seqs", "context_tokens", "kv_slots_read", "query_slots", "host_gap_s")
 
-    Capacity: ``max_batch`` sequences decoding together emit ``max_batch`` tokens per step of
-    ``c0 + c_d * max_batch`` seconds; divided by the mean output length it is requests/s."""
+
+def _log(steps) -> list[dict]:
+    return [{k: st[k] for k in STEP_KEYS} for st in steps]
+
+
+def calibrate(model, s: dict, tokens) -> dict:
+    """A closed calibration batch (not the measured trace) served with each scheduler; the step
+    models fitted to its step logs, and the capacity estimate.
+
+    ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_kv n_kv``
+    least-squares fitted to both schedulers' calibration steps (one executor runs both), and the
+    host gap ``g0 + g_s n_seqs`` fitted to that scheduler's own calibration steps (its loop is
+    its own code). Capacity: ``max_batch`` sequences decoding together emit ``max_batch``
+    tokens per step of ``c0 + c_d * max_batch`` seconds (the three-term fit to the continuous
+    calibration run); divided by the mean output length it is requests/s."""
     from helpers.sim import workload as W
     from helpers.sim.serving import fit_step_model
 
@@ -224,13 +238,17 @@ def calibrate(model, s: dict, tokens) -> dict:
     prompts = W.prompt_tokens(tr, tokens, seed=7)
     eng = _engine(model, s, prefix_caching=False)
     eng.serve(tr, prompts, "continuous")  # warm-up (allocator, kernels)
-    out = eng.serve(tr, prompts, "continuous")
-    fit = fit_step_model(out["steps"])
+    logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
+    fit = fit_step_model(logs["continuous"])
+    both = [st for sched in SCHEDULERS for st in logs[sched]]
+    models = {sched: fit_step_model(both, kv=True, gaps=logs[sched]).__dict__
+              for sched in SCHEDULERS}
     b = s["max_batch"]
     step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
     tokens_per_s = b / step_s
     return {"fit": fit.__dict__, "decode_step_s_at_max_batch": step_s,
-            "capacity_tokens_per_s": tokens_per_s,
+            "capacity_tokens_per_s": tokens_per_s, "step_models": models,
+            "steps": {sched: _log(st) for sched, st in logs.items()},
             "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
 
 
@@ -250,7 +268,7 @@ def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
 
 def run(device: str | None = None) -> dict:
     """Check, calibrate, measure both schedulers, fit, simulate; return the result."""
-    from helpers.sim.serving import fit_step_model, simulate
+    from helpers.sim.serving import StepModel, fit_step_model, simulate
     from helpers.sim.workload import to_dicts
 
     device = device or lab_device()
@@ -272,19 +290,25 @@ def run(device: str | None = None) -> dict:
             if bad:
                 raise AssertionError(f"{sched}: requests {bad} differ from generate()")
             served[sched] = out
-        fit = fit_step_model([st for o in served.values() for st in o["steps"]])
-        meas["fit"] = fit.__dict__
+        # the previous model, for comparison: three terms fitted to the measured runs' own steps
+        own = fit_step_model([st for o in served.values() for st in o["steps"]])
+        meas["own_steps_linear_fit"] = own.__dict__
+        meas["fit"] = cal["step_models"]["continuous"]
         max_seq_len = max(r.prompt_len + r.output_len for r in trace)
+        kw = dict(num_blocks=s["num_blocks"], block_size=s["block_size"],
+                  max_batch=s["max_batch"], token_budget=s["token_budget"], prefix_caching=True)
         for sched, out in served.items():
-            sim = simulate(trace, sched, fit, num_blocks=s["num_blocks"],
-                           block_size=s["block_size"], max_batch=s["max_batch"],
-                           token_budget=s["token_budget"], prefix_caching=True)
+            fit = StepModel(**cal["step_models"][sched])
+            sim = simulate(trace, sched, fit, **kw)
             steps = out["steps"]
-            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"]) for st in steps])
+            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"], st["kv_slots_read"])
+                             for st in steps])
             dur = np.array([st["duration_s"] for st in steps])
             meas[sched] = {
                 "engine": inference.trace_metrics(out["requests"]),
                 "simulator": inference.trace_metrics(sim["requests"]),
+                "simulator_own_linear_fit": inference.trace_metrics(
+                    simulate(trace, sched, own, **kw)["requests"]),
                 "n_steps": len(steps), "sim_n_steps": len(sim["steps"]),
                 "step_fit_median_abs_error": float(np.median(np.abs(pred / dur - 1))),
                 "engine_busy_s": float(dur.sum()),
@@ -294,9 +318,7 @@ def run(device: str | None = None) -> dict:
                 "near_tie_divergences": len(out.get("near_ties", [])),
                 "shared_prefix_tokens": sum(q["shared_tokens"] for q in out["requests"]),
                 "memory": _memory(out, max_seq_len, model.cfg.max_seq_len),
-                "steps": [{k: st[k] for k in ("t_start_s", "duration_s", "n_decode",
-                                             "n_prefill_tokens", "blocks_used", "tokens_stored",
-                                             "n_seqs")} for st in steps],
+                "steps": _log(steps),
                 "requests": [{k: q[k] for k in ("id", "arrival_s", "token_times_s", "admitted_s",
                                                "preemptions")} for q in out["requests"]],
                 "sim_memory": sim["memory"],

@@ -26,7 +26,9 @@ sequence, which is what continuous batching needs.
 
 The engine's step executor (:class:`_ModelExecutor`) runs the model on the scheduler's planned
 tokens. Every emitted token is stamped with the engine's clock after a device synchronisation,
-and each step is logged (decode sequences, prefill tokens, context tokens, duration), so
+and each step is logged (decode sequences, prefill tokens, context tokens, the KV slots its
+padded attention gathers, duration, and the host time from the previous step's end, or from the
+end of a wait for an arrival, to this step's start), so
 :func:`helpers.models.inference.trace_metrics` gives TTFT/TPOT and the lab fits the simulator's
 step-time model from the log. Greedy decoding, no end-of-sequence token: each request emits
 exactly its ``output_len`` tokens.
@@ -166,6 +168,7 @@ class _ModelExecutor:
     def __init__(self, engine: "Engine", alloc: BlockAllocator):
         self.engine, self.alloc = engine, alloc
         self.steps: list[dict] = []
+        self._t_ready = 0.0  # when the last step ended or the last wait for an arrival did
 
     def now(self) -> float:
         return self.engine._now()
@@ -174,6 +177,7 @@ class _ModelExecutor:
         delay = t_s - self.now()
         if delay > 0:
             time.sleep(delay)
+        self._t_ready = self.now()
 
     def run(self, step: Step) -> tuple[list[int], float]:
         chunks = [(s.tokens[s.num_computed:s.num_computed + n], s.num_computed, s.table)
@@ -187,8 +191,12 @@ class _ModelExecutor:
         self.steps.append({"t_start_s": self._t_start, "duration_s": step.t_end_s - self._t_start,
                            "n_decode": step.n_decode, "n_prefill_tokens": step.n_prefill_tokens,
                            "n_seqs": len(step.work), "context_tokens": step.context_tokens,
+                           "kv_slots_read": step.kv_slots_read,
+                           "query_slots": len(step.work) * max(n for _, n in step.work),
+                           "host_gap_s": self._t_start - self._t_ready,
                            "blocks_used": self.alloc.num_in_use,
                            "tokens_stored": step.tokens_stored})
+        self._t_ready = step.t_end_s
 
 
 class Engine:
