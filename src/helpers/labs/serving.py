@@ -223,7 +223,7 @@ def calibrate(model, s: dict, tokens) -> dict:
     """A closed calibration batch (not the measured trace) served with each scheduler; the step
     models fitted to its step logs, and the capacity estimate.
 
-    ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_kv n_kv``
+    ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_c n_context``
     least-squares fitted to both schedulers' calibration steps (one executor runs both), and the
     host gap ``g0 + g_s n_seqs`` fitted to that scheduler's own calibration steps (its loop is
     its own code). Capacity: ``max_batch`` sequences decoding together emit ``max_batch``
@@ -241,7 +241,7 @@ def calibrate(model, s: dict, tokens) -> dict:
     logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
     fit = fit_step_model(logs["continuous"])
     both = [st for sched in SCHEDULERS for st in logs[sched]]
-    models = {sched: fit_step_model(both, kv=True, gaps=logs[sched]).__dict__
+    models = {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
               for sched in SCHEDULERS}
     b = s["max_batch"]
     step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
@@ -301,7 +301,7 @@ def run(device: str | None = None) -> dict:
             fit = StepModel(**cal["step_models"][sched])
             sim = simulate(trace, sched, fit, **kw)
             steps = out["steps"]
-            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"], st["kv_slots_read"])
+            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"], st["context_tokens"])
                              for st in steps])
             dur = np.array([st["duration_s"] for st in steps])
             meas[sched] = {

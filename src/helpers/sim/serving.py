@@ -6,10 +6,10 @@ admissions, steps, preemptions and retirements as :mod:`helpers.serving.engine` 
 trace), but its step executor runs no model: it advances a virtual clock by a *step-time model*
 
 .. math:: t_{\text{step}} = c_0 + c_d\, n_{\text{decode}} + c_p\, n_{\text{prefill}}
-          + c_{kv}\, n_{\text{kv}}
+          + c_{c}\, n_{\text{context}}
 
 (:class:`StepModel`: a fixed cost per iteration, a cost per decoding sequence, a cost per
-prefill token, a cost per KV slot the step's attention reads), plus, before each step, the host
+prefill token, a cost per token of KV context the step's sequences attend over), plus, before each step, the host
 time :math:`g_0 + g_s\, n_{\text{seqs}}` the engine spends between steps; the lab fits the
 coefficients from the real engine's own step log (:func:`fit_step_model`). Every emitted token gets the time its step ends, so
 :func:`helpers.models.inference.trace_metrics` reads the simulated trace exactly as it reads a
@@ -44,29 +44,32 @@ ALLOCATORS = ("paged", "contiguous")
 @dataclass(frozen=True)
 class StepModel:
     """``t = fixed_s + per_decode_s * n_decode + per_prefill_token_s * n_prefill
-    + per_kv_slot_s * kv_slots`` seconds a step runs, and ``gap_s + gap_per_seq_s * n_seqs``
-    seconds of host time before it (:meth:`gap`).
+    + per_context_token_s * context_tokens`` seconds a step runs, and
+    ``gap_s + gap_per_seq_s * n_seqs`` seconds of host time before it (:meth:`gap`).
 
-    ``kv_slots`` is what the step's attention reads from the KV pool (:attr:`Step.kv_slots_read
-    <helpers.serving.scheduler.Step>`); the host gap is the scheduler's own work between two
-    steps (admissions, planning, retirements), which grows with the sequences it walks. The
-    last three coefficients default to 0, the three-term model."""
+    ``context_tokens`` is the KV context the step's sequences attend over, summed over them
+    (:attr:`Step.context_tokens <helpers.serving.scheduler.Step>`): each reads its own keys and
+    values, and the engine builds each one's slot index token by token. The host gap is the
+    scheduler's own work between two steps (admissions, planning, retirements), which grows
+    with the sequences it walks. The last three coefficients default to 0, the three-term
+    model."""
 
     fixed_s: float
     per_decode_s: float
     per_prefill_token_s: float
-    per_kv_slot_s: float = 0.0
+    per_context_token_s: float = 0.0
     gap_s: float = 0.0
     gap_per_seq_s: float = 0.0
 
     def __post_init__(self):
-        for k in ("fixed_s", "per_decode_s", "per_prefill_token_s", "per_kv_slot_s", "gap_s",
+        for k in ("fixed_s", "per_decode_s", "per_prefill_token_s", "per_context_token_s", "gap_s",
                   "gap_per_seq_s"):
             positive(k, getattr(self, k), allow_zero=True)
 
-    def __call__(self, n_decode: int, n_prefill_tokens: int, kv_slots: int = 0) -> float:
+    def __call__(self, n_decode: int, n_prefill_tokens: int, context_tokens: int = 0) -> float:
         return (self.fixed_s + self.per_decode_s * n_decode
-                + self.per_prefill_token_s * n_prefill_tokens + self.per_kv_slot_s * kv_slots)
+                + self.per_prefill_token_s * n_prefill_tokens
+                + self.per_context_token_s * context_tokens)
 
     def gap(self, n_seqs: int) -> float:
         """Host seconds between the previous step (or wait) and a step of ``n_seqs`` sequences."""
@@ -88,21 +91,21 @@ def _nonneg_lstsq(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.zeros(X.shape[1])
 
 
-def fit_step_model(steps, *, kv: bool = False, gaps=None) -> StepModel:
+def fit_step_model(steps, *, context: bool = False, gaps=None) -> StepModel:
     """Least-squares fit of :class:`StepModel` to logged steps (dicts with ``duration_s``,
-    ``n_decode``, ``n_prefill_tokens``; with ``kv``, also ``kv_slots_read``), with every
+    ``n_decode``, ``n_prefill_tokens``; with ``context``, also ``context_tokens``), with every
     coefficient kept non-negative (a negative one is dropped and the rest refitted).
 
     ``gaps``, if given, is a step log (dicts with ``host_gap_s`` and ``n_seqs``) to which the
     host gap ``gap_s + gap_per_seq_s * n_seqs`` is fitted the same way; without it both are 0."""
     steps = list(steps)
     cols = [[1.0, float(s["n_decode"]), float(s["n_prefill_tokens"])]
-            + ([float(s["kv_slots_read"])] if kv else []) for s in steps]
+            + ([float(s["context_tokens"])] if context else []) for s in steps]
     y = np.array([float(s["duration_s"]) for s in steps])
-    n = 4 if kv else 3
+    n = 4 if context else 3
     if len(cols) < n:
         raise ValueError(f"fitting {n} coefficients needs at least {n} steps, got {len(cols)}")
-    coef = list(map(float, _nonneg_lstsq(np.array(cols), y))) + ([] if kv else [0.0])
+    coef = list(map(float, _nonneg_lstsq(np.array(cols), y))) + ([] if context else [0.0])
     g = [0.0, 0.0]
     if gaps is not None:
         gaps = list(gaps)
@@ -188,7 +191,7 @@ class _StepTimeExecutor:
     def run(self, step: Step) -> tuple[None, float]:
         gap = self.step_model.gap(len(step.work))
         self.now_s += gap
-        dt = self.step_model(step.n_decode, step.n_prefill_tokens, step.kv_slots_read)
+        dt = self.step_model(step.n_decode, step.n_prefill_tokens, step.context_tokens)
         self.steps.append({"t_start_s": self.now_s, "duration_s": dt, "n_decode": step.n_decode,
                            "n_prefill_tokens": step.n_prefill_tokens, "n_seqs": len(step.work),
                            "context_tokens": step.context_tokens,
