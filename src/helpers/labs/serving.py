@@ -7,15 +7,19 @@ What :func:`run` does, on any device:
    require every output to equal :meth:`helpers.nn.decoder.Decoder.generate` of that prompt
    alone, token for token (float32 weights and KV cache on every tier, so greedy decoding is
    exact). Nothing is timed before this passes;
-2. **calibrate**: serve a closed batch once, fit the step-time model to its step log and set
-   the Poisson arrival rate to :data:`LOAD` of the continuous engine's estimated capacity, so
-   the trace loads every machine alike;
+2. **calibrate**: serve a closed batch (the trace's length distributions, another seed) with
+   both schedulers, fit the step-time model :math:`t = c_0 + c_d n_d + c_p n_p + c_c
+   n_{context}` and the host gap between steps :math:`g_0 + g_s n_{seqs}` to its step logs,
+   and set the Poisson arrival rate to :data:`LOAD` of the continuous engine's capacity,
+   estimated by simulating a saturated batch with that model, so the trace loads every
+   machine alike;
 3. **measure**: generate the trace (:func:`helpers.sim.workload.poisson_trace`, prompts cut
    from book-lm's validation text, a few shared prefixes) and serve it in real time, once per
    scheduler, on the real engine (:mod:`helpers.serving.engine`); every output is checked
    against ``generate`` again after the run;
-4. **fit and simulate**: fit the step-time model :math:`t = c_0 + c_d n_d + c_p n_p` to both
-   runs' step logs and run the simulator (:mod:`helpers.sim.serving`) on the same trace with it;
+4. **simulate**: run the simulator (:mod:`helpers.sim.serving`) on the same trace with the
+   calibration's step model (fitted on no step of the measured runs); for comparison also with
+   the earlier three-term model fitted to the measured runs' own steps;
 5. **memory**: the KV blocks the paged engine held at its peak against what max-length
    contiguous reservations would have held for the same running sequences.
 
@@ -182,10 +186,7 @@ def make_trace(s: dict, rate_per_s: float, tokens):
     """The measured trace and its prompts."""
     from helpers.sim import workload as W
 
-    lo, hi = s["prompt_len"]
-    tr = W.poisson_trace(rate_per_s, s["n_requests"], prompt_len=W.uniform(lo, hi),
-                         output_len=W.geometric(s["output_mean"], cap=s["output_cap"]),
-                         seed=s["seed"], n_prefixes=s["n_prefixes"], prefix_len=s["prefix_len"])
+    tr = W.poisson_trace(rate_per_s, s["n_requests"], seed=s["seed"], **_lengths(s))
     return tr, W.prompt_tokens(tr, tokens, seed=s["seed"])
 
 
@@ -219,35 +220,63 @@ def _log(steps) -> list[dict]:
     return [{k: st[k] for k in STEP_KEYS} for st in steps]
 
 
+def _lengths(s: dict) -> dict:
+    """The trace's length distributions (prompt, output, shared prefixes)."""
+    from helpers.sim import workload as W
+
+    lo, hi = s["prompt_len"]
+    return dict(prompt_len=W.uniform(lo, hi), n_prefixes=s["n_prefixes"],
+                output_len=W.geometric(s["output_mean"], cap=s["output_cap"]),
+                prefix_len=s["prefix_len"])
+
+
+def _sim_kw(s: dict) -> dict:
+    return dict(num_blocks=s["num_blocks"], block_size=s["block_size"], max_batch=s["max_batch"],
+                token_budget=s["token_budget"], prefix_caching=True)
+
+
+def saturated_tokens_per_s(step_model, s: dict) -> float:
+    """Output tokens per second of the simulated continuous engine while every one of its
+    ``max_batch`` slots is busy: a closed batch of ``16 max_batch`` requests drawn from the
+    trace's length distributions, counted up to the last step with a full batch."""
+    from helpers.sim import workload as W
+    from helpers.sim.serving import simulate
+
+    out = simulate(W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), "continuous",
+                   step_model, **_sim_kw(s))
+    full = [st for st in out["steps"] if st["n_seqs"] >= s["max_batch"]]
+    t_cut = full[-1]["t_start_s"] + full[-1]["duration_s"] if full else out["makespan_s"]
+    n = sum(t <= t_cut for q in out["requests"] for t in q["token_times_s"])
+    return n / max(t_cut, 1e-12)
+
+
 def calibrate(model, s: dict, tokens) -> dict:
-    """A closed calibration batch (not the measured trace) served with each scheduler; the step
-    models fitted to its step logs, and the capacity estimate.
+    """A closed calibration batch (the trace's length distributions, another seed, not the
+    measured trace) served with each scheduler; the step models fitted to its step logs, and
+    the capacity estimate.
 
     ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_c n_context``
     least-squares fitted to both schedulers' calibration steps (one executor runs both), and the
     host gap ``g0 + g_s n_seqs`` fitted to that scheduler's own calibration steps (its loop is
-    its own code). Capacity: ``max_batch`` sequences decoding together emit ``max_batch``
-    tokens per step of ``c0 + c_d * max_batch`` seconds (the three-term fit to the continuous
-    calibration run); divided by the mean output length it is requests/s."""
+    its own code). Capacity: :func:`saturated_tokens_per_s` with the continuous step model;
+    divided by the mean output length it is requests/s. ``linear_capacity_tokens_per_s`` is
+    the earlier estimate, kept for comparison: ``max_batch`` decodes per step of the three-term
+    fit's ``c0 + c_d max_batch`` (no context, no host gap)."""
     from helpers.sim import workload as W
-    from helpers.sim.serving import fit_step_model
+    from helpers.sim.serving import StepModel, fit_step_model
 
-    lo, hi = s["prompt_len"]
-    tr = W.batch_trace(2 * s["max_batch"], prompt_len=W.uniform(lo, hi),
-                       output_len=W.uniform(4, 2 * int(s["output_mean"])), seed=7)
+    tr = W.batch_trace(4 * s["max_batch"], seed=7, **_lengths(s))
     prompts = W.prompt_tokens(tr, tokens, seed=7)
-    eng = _engine(model, s, prefix_caching=False)
+    eng = _engine(model, s)
     eng.serve(tr, prompts, "continuous")  # warm-up (allocator, kernels)
     logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
     fit = fit_step_model(logs["continuous"])
     both = [st for sched in SCHEDULERS for st in logs[sched]]
     models = {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
               for sched in SCHEDULERS}
-    b = s["max_batch"]
-    step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
-    tokens_per_s = b / step_s
-    return {"fit": fit.__dict__, "decode_step_s_at_max_batch": step_s,
-            "capacity_tokens_per_s": tokens_per_s, "step_models": models,
+    tokens_per_s = saturated_tokens_per_s(StepModel(**models["continuous"]), s)
+    return {"fit": fit.__dict__, "step_models": models, "capacity_tokens_per_s": tokens_per_s,
+            "linear_capacity_tokens_per_s": s["max_batch"] / max(fit(s["max_batch"], 0), 1e-9),
             "steps": {sched: _log(st) for sched, st in logs.items()},
             "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
 
@@ -295,8 +324,7 @@ def run(device: str | None = None) -> dict:
         meas["own_steps_linear_fit"] = own.__dict__
         meas["fit"] = cal["step_models"]["continuous"]
         max_seq_len = max(r.prompt_len + r.output_len for r in trace)
-        kw = dict(num_blocks=s["num_blocks"], block_size=s["block_size"],
-                  max_batch=s["max_batch"], token_budget=s["token_budget"], prefix_caching=True)
+        kw = _sim_kw(s)
         for sched, out in served.items():
             fit = StepModel(**cal["step_models"][sched])
             sim = simulate(trace, sched, fit, **kw)
