@@ -59,17 +59,18 @@ def test_grader():
 def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
     import torch
     from helpers.nn import tinylm
+    from helpers.serving import engine as E
 
     model = tinylm.load("book-lm")
     prompt = tinylm.encode("The roofline of a GPU").numpy()
     want = model.generate(torch.tensor(prompt)[None], 4)[0, len(prompt):].tolist()
     served = {"requests": [{"id": 0, "output": list(want)}]}
-    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == []
+    assert E.mismatches(served, {0: want}, model, {0: prompt}) == []
     wrong = list(want)
     wrong[1] = (wrong[1] + 1) % 256
     served = {"requests": [{"id": 0, "output": wrong}]}
-    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == [0]
-    assert not lab._near_tie(model, prompt, want, want + [1])
+    assert E.mismatches(served, {0: want}, model, {0: prompt}) == [0]
+    assert not E.near_tie(model, prompt, want, want + [1])
 
 
 def test_every_row_names_its_claim_and_the_tail_evidence_is_computed():

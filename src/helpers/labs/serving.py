@@ -34,7 +34,6 @@ table, metrics and prose numbers) is in :mod:`helpers.labs.analysis.serving`.
 from __future__ import annotations
 
 import contextlib
-import time
 
 import numpy as np
 
@@ -53,16 +52,17 @@ LOAD = 0.7
 TOLERANCE = 0.15
 
 _SIM = "helpers.sim.serving.simulate"
-_FITTED = ("the step-time model c0 + c_d n_decode + c_p n_prefill, least-squares fitted to "
-           "this run's own step log (both schedulers); the run's own trace")
-_WHY = ("the simulator replays the run's own trace with the run's own fitted step times, so "
-        "what is left is the fit's per-step error (a few per cent at the median) and the host "
-        "time between steps that the simulator does not see (a few per cent of the run); "
-        "15 % covers both")
+_FITTED = ("the step time c0 + c_d n_decode + c_p n_prefill + c_c n_context and the host gap "
+           "g0 + g_s n_seqs before each step, least-squares fitted to the step logs of a closed "
+           "calibration batch served in the same run (no step of the measured trace)")
+_WHY = ("the simulator replays the run's own trace with step times fitted on the calibration "
+        "batch, so what is left is the fit's per-step error on steps it did not see (a few per "
+        "cent at the median) and the run-to-run drift of the host's speed between calibration "
+        "and trace (a few per cent); 15 % covers both")
 
 #: The lab's record: its page, size table (the engine's steps are timed by its own clock) and
-#: claims: the simulator, driven by the step model fitted to the run's own steps, predicts the
-#: engine's throughput and its latency percentiles.
+#: claims: the simulator, driven by the step model fitted to the calibration batch's steps,
+#: predicts the engine's throughput and its latency percentiles on the trace.
 LAB = core.Lab(
     "serving", pages=("labs/serving.md",),
     sizes={"n_requests": (24, 240), "prompt_len": ((8, 40), (16, 160)),
@@ -128,52 +128,6 @@ def _validation_tokens():
     return val.numpy()
 
 
-def _reference_outputs(model, requests, prompts) -> dict:
-    import torch
-
-    dev = model.embed.weight.device
-    return {r.id: model.generate(torch.tensor(np.asarray(p), device=dev)[None],
-                                 r.output_len)[0, len(p):].tolist()
-            for r, p in zip(requests, prompts)}
-
-
-#: Largest gap between the two best logits at which a divergence from ``generate`` is taken
-#: as a rounding tie (different but equally valid summation orders of batched kernels).
-TIE_LOGIT_GAP = 1e-3
-
-
-def _mismatches(served: dict, reference: dict, model=None, prompts: dict | None = None
-                ) -> list[int]:
-    """Ids of served requests whose output differs from ``generate``'s. With ``model`` and
-    ``prompts``, a request whose first differing token was a near tie in ``generate``'s own
-    logits (top two within :data:`TIE_LOGIT_GAP`) is not counted: its later tokens follow a
-    different but equally valid prefix."""
-    bad = []
-    for q in served["requests"]:
-        want = reference[q["id"]]
-        if q["output"] == want:
-            continue
-        if model is not None and prompts is not None and _near_tie(model, prompts[q["id"]],
-                                                                  q["output"], want):
-            served.setdefault("near_ties", []).append(q["id"])
-            continue
-        bad.append(q["id"])
-    return bad
-
-
-def _near_tie(model, prompt, got: list[int], want: list[int]) -> bool:
-    import torch
-
-    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
-    if k is None:  # same tokens, different lengths: not a rounding tie
-        return False
-    dev = model.embed.weight.device
-    toks = torch.tensor(list(np.asarray(prompt)) + want[:k], device=dev)[None]
-    with torch.no_grad():
-        top = model(toks)[0, -1].float().topk(2).values
-    return float(top[0] - top[1]) <= TIE_LOGIT_GAP
-
-
 def _engine(model, s: dict, prefix_caching: bool = True):
     from helpers.serving.engine import Engine
 
@@ -193,16 +147,17 @@ def make_trace(s: dict, rate_per_s: float, tokens):
 def check_engine(model, s: dict, tokens) -> dict:
     """Serve a small closed batch with every scheduler; raise unless every output equals
     ``generate``'s. Returns what was checked."""
+    from helpers.serving.engine import mismatches, reference_outputs
     from helpers.sim import workload as W
 
     tr = W.batch_trace(6, prompt_len=W.uniform(3, 40), output_len=W.uniform(1, 12), seed=1,
                        n_prefixes=1, prefix_len=s["block_size"] + 3)
     prompts = W.prompt_tokens(tr, tokens, seed=1)
-    ref = _reference_outputs(model, tr, prompts)
+    ref = reference_outputs(model, tr, prompts)
     checked = []
     for sched, prefix in (("static", False), ("continuous", False), ("continuous", True)):
         eng = _engine(model, dict(s, token_budget=24), prefix_caching=prefix)
-        bad = _mismatches(eng.serve(tr, prompts, sched), ref, model,
+        bad = mismatches(eng.serve(tr, prompts, sched), ref, model,
                           {r.id: p for r, p in zip(tr, prompts)})
         if bad:
             raise AssertionError(f"{sched} batching (prefix caching {prefix}) served requests "
@@ -235,21 +190,6 @@ def _sim_kw(s: dict) -> dict:
                 token_budget=s["token_budget"], prefix_caching=True)
 
 
-def saturated_tokens_per_s(step_model, s: dict) -> float:
-    """Output tokens per second of the simulated continuous engine while every one of its
-    ``max_batch`` slots is busy: a closed batch of ``16 max_batch`` requests drawn from the
-    trace's length distributions, counted up to the last step with a full batch."""
-    from helpers.sim import workload as W
-    from helpers.sim.serving import simulate
-
-    out = simulate(W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), "continuous",
-                   step_model, **_sim_kw(s))
-    full = [st for st in out["steps"] if st["n_seqs"] >= s["max_batch"]]
-    t_cut = full[-1]["t_start_s"] + full[-1]["duration_s"] if full else out["makespan_s"]
-    n = sum(t <= t_cut for q in out["requests"] for t in q["token_times_s"])
-    return n / max(t_cut, 1e-12)
-
-
 def calibrate(model, s: dict, tokens) -> dict:
     """A closed calibration batch (the trace's length distributions, another seed, not the
     measured trace) served with each scheduler; the step models fitted to its step logs, and
@@ -258,12 +198,13 @@ def calibrate(model, s: dict, tokens) -> dict:
     ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_c n_context``
     least-squares fitted to both schedulers' calibration steps (one executor runs both), and the
     host gap ``g0 + g_s n_seqs`` fitted to that scheduler's own calibration steps (its loop is
-    its own code). Capacity: :func:`saturated_tokens_per_s` with the continuous step model;
+    its own code). Capacity: :func:`helpers.sim.serving.saturated_tokens_per_s` with the
+    continuous step model on a closed batch of ``16 max_batch`` requests drawn alike;
     divided by the mean output length it is requests/s. ``linear_capacity_tokens_per_s`` is
     the earlier estimate, kept for comparison: ``max_batch`` decodes per step of the three-term
     fit's ``c0 + c_d max_batch`` (no context, no host gap)."""
     from helpers.sim import workload as W
-    from helpers.sim.serving import StepModel, fit_step_model
+    from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s
 
     tr = W.batch_trace(4 * s["max_batch"], seed=7, **_lengths(s))
     prompts = W.prompt_tokens(tr, tokens, seed=7)
@@ -274,7 +215,9 @@ def calibrate(model, s: dict, tokens) -> dict:
     both = [st for sched in SCHEDULERS for st in logs[sched]]
     models = {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
               for sched in SCHEDULERS}
-    tokens_per_s = saturated_tokens_per_s(StepModel(**models["continuous"]), s)
+    tokens_per_s = saturated_tokens_per_s(
+        StepModel(**models["continuous"]),
+        W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), **_sim_kw(s))
     return {"fit": fit.__dict__, "step_models": models, "capacity_tokens_per_s": tokens_per_s,
             "linear_capacity_tokens_per_s": s["max_batch"] / max(fit(s["max_batch"], 0), 1e-9),
             "steps": {sched: _log(st) for sched, st in logs.items()},
@@ -297,6 +240,7 @@ def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
 
 def run(device: str | None = None) -> dict:
     """Check, calibrate, measure both schedulers, fit, simulate; return the result."""
+    from helpers.serving.engine import mismatches, reference_outputs
     from helpers.sim.serving import StepModel, fit_step_model, simulate
     from helpers.sim.workload import to_dicts
 
@@ -311,11 +255,11 @@ def run(device: str | None = None) -> dict:
         meas["calibration"] = cal = calibrate(model, s, tokens)
         trace, prompts = make_trace(s, cal["rate_per_s"], tokens)
         meas["trace"] = to_dicts(trace)
-        ref = _reference_outputs(model, trace, prompts)
+        ref = reference_outputs(model, trace, prompts)
         served = {}
         for sched in progress(SCHEDULERS, desc="schedulers"):
             out = _engine(model, s).serve(trace, prompts, sched)
-            bad = _mismatches(out, ref, model, {r.id: p for r, p in zip(trace, prompts)})
+            bad = mismatches(out, ref, model, {r.id: p for r, p in zip(trace, prompts)})
             if bad:
                 raise AssertionError(f"{sched}: requests {bad} differ from generate()")
             served[sched] = out

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -48,7 +49,8 @@ from .paged import BlockAllocator, BlockTable, KVPool
 from .scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                         check_request_fields, check_request_fits, check_request_ids)
 
-__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve"]
+__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve",
+           "TIE_LOGIT_GAP", "reference_outputs", "mismatches", "near_tie"]
 
 #: Dtypes the KV pool may have: floating types that hold a key or value as it is (rounded).
 #: An integer pool would truncate them (quantized KV needs scales, which this engine has not).
@@ -303,3 +305,54 @@ class Engine:
 def serve(model: Decoder, requests, prompts, scheduler: str = "continuous", **engine_kw) -> dict:
     """Build an :class:`Engine` for ``model`` and serve one trace with it."""
     return Engine(model, **engine_kw).serve(requests, prompts, scheduler)
+
+
+# -- checks of a served trace against the model's own greedy generation -------------------------
+# A served output must equal ``generate`` of its prompt alone, except where it first leaves it
+# at a rounding tie: batched kernels sum in another order, and where the two best logits are
+# within TIE_LOGIT_GAP either token is a valid greedy choice.
+
+def reference_outputs(model, requests, prompts) -> dict:
+    """Each request's ``output_len`` tokens from :meth:`Decoder.generate
+    <helpers.nn.decoder.Decoder.generate>` of its prompt alone (the exactness check's answer)."""
+    dev = model.embed.weight.device
+    return {r.id: model.generate(torch.tensor(np.asarray(p), device=dev)[None],
+                                 r.output_len)[0, len(p):].tolist()
+            for r, p in zip(requests, prompts)}
+
+
+#: Largest gap between the two best logits at which a divergence from ``generate`` is taken
+#: as a rounding tie (different but equally valid summation orders of batched kernels).
+TIE_LOGIT_GAP = 1e-3
+
+
+def mismatches(served: dict, reference: dict, model=None, prompts: dict | None = None
+               ) -> list[int]:
+    """Ids of served requests whose output differs from ``generate``'s. With ``model`` and
+    ``prompts``, a request whose first differing token was a near tie in ``generate``'s own
+    logits (top two within :data:`TIE_LOGIT_GAP`) is not counted: its later tokens follow a
+    different but equally valid prefix."""
+    bad = []
+    for q in served["requests"]:
+        want = reference[q["id"]]
+        if q["output"] == want:
+            continue
+        if model is not None and prompts is not None and near_tie(model, prompts[q["id"]],
+                                                                 q["output"], want):
+            served.setdefault("near_ties", []).append(q["id"])
+            continue
+        bad.append(q["id"])
+    return bad
+
+
+def near_tie(model, prompt, got: list[int], want: list[int]) -> bool:
+    """Whether ``got`` first leaves ``want`` at a token where ``generate``'s two best logits
+    were within :data:`TIE_LOGIT_GAP`."""
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+    if k is None:  # same tokens, different lengths: not a rounding tie
+        return False
+    dev = model.embed.weight.device
+    toks = torch.tensor(list(np.asarray(prompt)) + want[:k], device=dev)[None]
+    with torch.no_grad():
+        top = model(toks)[0, -1].float().topk(2).values
+    return float(top[0] - top[1]) <= TIE_LOGIT_GAP

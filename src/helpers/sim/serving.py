@@ -35,7 +35,8 @@ from ..serving.paged import BlockAllocator, BlockTable
 from ..serving.scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                                  check_request_fields, check_request_fits, check_request_ids)
 
-__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "as_queue_trace",
+__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate",
+           "saturated_tokens_per_s", "as_queue_trace",
            "SCHEDULERS", "ALLOCATORS"]
 
 ALLOCATORS = ("paged", "contiguous")
@@ -295,6 +296,27 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     return {"scheduler": scheduler, "allocator": allocator, "requests": reqs, "steps": steps,
             "memory": memory, "makespan_s": now,
             "peak_reserved_tokens": max((m["reserved_tokens"] for m in memory), default=0)}
+
+
+def saturated_tokens_per_s(step_model: StepModel, trace, *, max_batch: int = 8, **kw) -> float:
+    """Output tokens per second of continuous batching while all ``max_batch`` slots are busy:
+    ``trace`` (a closed batch, larger than ``max_batch``) simulated with ``step_model``, tokens
+    emitted up to the end of the last step with a full batch over that time. ``kw`` as
+    :func:`simulate`.
+
+    >>> from helpers.sim.workload import batch_trace, fixed
+    >>> round(saturated_tokens_per_s(StepModel(1e-3, 0.0, 0.0), batch_trace(
+    ...     40, prompt_len=fixed(4), output_len=fixed(5)), max_batch=4, num_blocks=64,
+    ...     block_size=4, token_budget=64))  # 4 tokens per step of 1 ms
+    4000
+    """
+    out = simulate(trace, "continuous", step_model, max_batch=max_batch, **kw)
+    full = [st for st in out["steps"] if st["n_seqs"] >= max_batch]
+    if not full:
+        raise ValueError(f"the trace never fills the {max_batch} slots: it needs more requests")
+    t_cut = full[-1]["t_start_s"] + full[-1]["duration_s"]
+    n = sum(t <= t_cut for q in out["requests"] for t in q["token_times_s"])
+    return n / t_cut
 
 
 def as_queue_trace(result: dict, *, warmup: int = 0):
