@@ -133,7 +133,8 @@ SENSITIVITY = 0.03
                "host_pct", "cap_cal", "cap_lin", "cap_lin_pct", "cap_lin_word", "load_lin",
                "step_err_cont", "step_err_static", "full_steps", "steps", "full_old",
                "full_old_word", "full_new", "tail_n", "tail_slot", "slot_wait_ms",
-               "sens_minus", "sens_plus", "sens_pct"])
+               "sens_minus", "sens_plus", "sens_pct", "tail_within", "tail_within_before",
+               "ttft90_before", "ttft90_after", "tpot90_before", "tpot90_after"])
 def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
     """The calibration's step model and the evidence for the tail: its context and host-gap
     coefficients, the context term as an equivalent KV read bandwidth against the H200's HBM,
@@ -192,14 +193,33 @@ def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
             "full_new": f"{ratio_new:.2f}", "tail_n": f"{len(tail)}", "tail_slot": f"{len(slot)}",
             "slot_wait_ms": f"{wait * 1e3:.1f}",
             "sens_minus": _pct(sens[0]), "sens_plus": _pct(sens[1]),
-            "sens_pct": f"{SENSITIVITY * 100:.0f}"}
+            "sens_pct": f"{SENSITIVITY * 100:.0f}",
+            **_tail_errors(result, scheduler)}
+
+
+def _tail_errors(result: dict, scheduler: str) -> dict:
+    rows = [r for r in before_after(result) if r["quantity"].endswith("p90")]
+    mine = {r["quantity"]: r for r in rows if r["scheduler"] == scheduler}
+
+    def within(k):
+        return f"{sum(abs(r[k]) <= TOLERANCE for r in rows)} of {len(rows)}"
+
+    return {"tail_within": within("after"), "tail_within_before": within("before"),
+            "ttft90_before": _pct(mine["TTFT p90"]["before"]),
+            "ttft90_after": _pct(mine["TTFT p90"]["after"]),
+            "tpot90_before": _pct(mine["TPOT p90"]["before"]),
+            "tpot90_after": _pct(mine["TPOT p90"]["after"])}
 
 
 def describe(result: dict) -> str:
-    """A few lines: the fitted step model, each scheduler's throughput and TTFT, memory."""
+    """A few lines: the calibrated step model, each scheduler's throughput and TTFT, memory."""
     f = result["measurements"]["fit"]
-    lines = [f"step model: {f['fixed_s'] * 1e3:.3g} ms + {f['per_decode_s'] * 1e6:.3g} us per "
-             f"decoding sequence + {f['per_prefill_token_s'] * 1e6:.3g} us per prefill token"]
+    lines = [f"step model (calibration batch): {f['fixed_s'] * 1e3:.3g} ms + "
+             f"{f['per_decode_s'] * 1e6:.3g} us per decoding sequence + "
+             f"{f['per_prefill_token_s'] * 1e6:.3g} us per prefill token + "
+             f"{f.get('per_context_token_s', 0.0) * 1e9:.3g} ns per context token; host gap "
+             f"{f.get('gap_s', 0.0) * 1e6:.3g} us + {f.get('gap_per_seq_s', 0.0) * 1e6:.3g} us "
+             "per sequence"]
     for sched in SCHEDULERS:
         r = result["measurements"][sched]
         e, s, m = r["engine"], r["simulator"], r["memory"]
@@ -214,7 +234,8 @@ def describe(result: dict) -> str:
 @page_numbers(["thr_static", "thr_cont", "thr_ratio", "ttft_static_ms", "ttft_cont_ms",
                "tpot_static_ms", "tpot_cont_ms", "err_thr_static", "err_thr_cont",
                "err_ttft_cont", "err_tpot_cont", "err_ttft_static", "err_tpot_static",
-               "fit_c0_ms", "fit_cd_us", "fit_cp_us", "fit_err", "peak_paged", "peak_stored",
+               "fit_c0_ms", "fit_cd_us", "fit_cp_us", "fit_cc_ns", "fit_g0_us", "fit_gs_us",
+               "fit_err", "peak_paged", "peak_stored",
                "peak_contig", "peak_contig_model", "shared", "n_requests", "rate", "within",
                "preempt", "gap_ms"])
 def prose_numbers(result: dict | None) -> dict:
@@ -246,6 +267,8 @@ def prose_numbers(result: dict | None) -> dict:
         "err_tpot_cont": pct(co["engine"]["tpot_s"]["p50"], co["simulator"]["tpot_s"]["p50"]),
         "fit_c0_ms": f"{f['fixed_s'] * 1e3:.2f}", "fit_cd_us": f"{f['per_decode_s'] * 1e6:.0f}",
         "fit_cp_us": f"{f['per_prefill_token_s'] * 1e6:.1f}",
+        "fit_cc_ns": f"{f['per_context_token_s'] * 1e9:.0f}",
+        "fit_g0_us": f"{f['gap_s'] * 1e6:.0f}", "fit_gs_us": f"{f['gap_per_seq_s'] * 1e6:.1f}",
         "fit_err": f"{max(st['step_fit_median_abs_error'], co['step_fit_median_abs_error']) * 100:.0f} %",
         "peak_paged": f"{co['memory']['paged_reserved_tokens']}",
         "peak_stored": f"{co['memory']['tokens_stored_at_peak']}",
