@@ -89,17 +89,23 @@ def test_the_step_model_is_calibrated_apart_and_the_tail_evidence_is_computed(cp
     from helpers.sim.serving import StepModel, fit_step_model
 
     m, s = cpu_result["measurements"], cpu_result["settings"]
-    cal = m["calibration"]
+    cal, after = m["calibration"], m["calibration_after"]
     for sched in lab.SCHEDULERS:
         assert {"context_tokens", "kv_slots_read", "host_gap_s"} <= set(m[sched]["steps"][0])
         assert min(st["host_gap_s"] for st in m[sched]["steps"]) >= 0
-    both = [st for sched in lab.SCHEDULERS for st in cal["steps"][sched]]
-    refit = fit_step_model(both, context=True, gaps=cal["steps"]["continuous"])
-    assert refit.__dict__ == cal["step_models"]["continuous"] == m["fit"]
-    own = fit_step_model([st for sched in lab.SCHEDULERS for st in m[sched]["steps"]])
-    assert own.__dict__ == m["own_steps_linear_fit"] != m["fit"]
+    # the rate comes from the four-term model fitted to the first calibration batch
+    assert fit_step_model(cal["steps"], context=True, gaps=cal["steps"]).__dict__ == \
+        cal["step_model"]
+    assert fit_step_model(cal["steps"]).__dict__ == cal["fit"]
     assert cal["rate_per_s"] == pytest.approx(s["load"] * cal["capacity_tokens_per_s"]
                                               / s["output_mean"])
+    # the simulator's model: step time from the static run, gap from the later calibration
+    gap = fit_step_model(after["steps"]["continuous"], gaps=after["steps"]["continuous"])
+    static = fit_step_model(m["static"]["steps"], context=True)
+    assert m["fit"] == dict(static.__dict__, gap_s=gap.gap_s, gap_per_seq_s=gap.gap_per_seq_s)
+    assert m["fit"] == m["step_models"]["continuous"] != m["step_models"]["static"]
+    own = fit_step_model([st for sched in lab.SCHEDULERS for st in m[sched]["steps"]])
+    assert own.__dict__ == m["own_steps_linear_fit"] != m["fit"]
     StepModel(**m["fit"])  # a valid model
     got = view.tail_numbers(cpu_result)
     r = m["continuous"]
@@ -107,7 +113,7 @@ def test_the_step_model_is_calibrated_apart_and_the_tail_evidence_is_computed(cp
     tail = [q for q in r["requests"] if q["token_times_s"][0] - q["arrival_s"] >= p90]
     assert got["tail_n"] == str(len(tail)) and int(got["tail_slot"]) <= len(tail)
     assert got["steps"] == str(len(r["steps"]))
-    word = "overstates" if cal["linear_capacity_tokens_per_s"] > cal["capacity_tokens_per_s"] \
+    word = "overstates" if cal["linear_capacity_tokens_per_s"] > m["saturated_tokens_per_s"] \
         else "understates"
     assert got["cap_lin_word"] == word and got["sens_minus"].endswith("%")
     assert set(view.tail_numbers(None)) == set(got)

@@ -7,19 +7,22 @@ What :func:`run` does, on any device:
    require every output to equal :meth:`helpers.nn.decoder.Decoder.generate` of that prompt
    alone, token for token (float32 weights and KV cache on every tier, so greedy decoding is
    exact). Nothing is timed before this passes;
-2. **calibrate**: serve a closed batch (the trace's length distributions, another seed) with
-   both schedulers, fit the step-time model :math:`t = c_0 + c_d n_d + c_p n_p + c_c
-   n_{context}` and the host gap between steps :math:`g_0 + g_s n_{seqs}` to its step logs,
-   and set the Poisson arrival rate to :data:`LOAD` of the continuous engine's capacity,
-   estimated by simulating a saturated batch with that model, so the trace loads every
-   machine alike;
+2. **calibrate**: serve a closed batch (the trace's length distributions, another seed;
+   after :data:`WARMUP_S` of serving it untimed), fit the step time
+   :math:`t = c_0 + c_d n_d + c_p n_p + c_c n_{context}` and the host gap between steps
+   :math:`g_0 + g_s n_{seqs}` to its step log, and set the Poisson arrival rate to
+   :data:`LOAD` of the continuous engine's capacity, estimated by simulating a saturated batch
+   with that model, so the trace loads every machine alike;
 3. **measure**: generate the trace (:func:`helpers.sim.workload.poisson_trace`, prompts cut
    from book-lm's validation text, a few shared prefixes) and serve it in real time, once per
    scheduler, on the real engine (:mod:`helpers.serving.engine`); every output is checked
    against ``generate`` again after the run;
-4. **simulate**: run the simulator (:mod:`helpers.sim.serving`) on the same trace with the
-   calibration's step model (fitted on no step of the measured runs); for comparison also with
-   the earlier three-term model fitted to the measured runs' own steps;
+4. **simulate**: serve a second closed batch with both schedulers (after the trace, the
+   machine as warm as during it) and fit each scheduler's host gap to its steps; fit the step
+   time to the *static* run's steps (no step of the continuous run is fitted); run the
+   simulator (:mod:`helpers.sim.serving`) on the same trace with both; for comparison also
+   with the second batch's own four-term model and with the earlier three-term model fitted
+   to both measured runs' steps;
 5. **memory**: the KV blocks the paged engine held at its peak against what max-length
    contiguous reservations would have held for the same running sequences.
 
@@ -34,6 +37,7 @@ table, metrics and prose numbers) is in :mod:`helpers.labs.analysis.serving`.
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 
@@ -52,17 +56,17 @@ LOAD = 0.7
 TOLERANCE = 0.15
 
 _SIM = "helpers.sim.serving.simulate"
-_FITTED = ("the step time c0 + c_d n_decode + c_p n_prefill + c_c n_context and the host gap "
-           "g0 + g_s n_seqs before each step, least-squares fitted to the step logs of a closed "
-           "calibration batch served in the same run (no step of the measured trace)")
-_WHY = ("the simulator replays the run's own trace with step times fitted on the calibration "
-        "batch, so what is left is the fit's per-step error on steps it did not see (a few per "
-        "cent at the median) and the run-to-run drift of the host's speed between calibration "
-        "and trace (a few per cent); 15 % covers both")
+_FITTED = ("the step time c0 + c_d n_decode + c_p n_prefill + c_c n_context least-squares "
+           "fitted to the static run's steps (none of the continuous run's), and the host gap "
+           "g0 + g_s n_seqs before each step fitted to each scheduler's steps on a closed "
+           "calibration batch served after the trace in the same run")
+_WHY = ("the simulator replays the run's own trace with step times fitted on the static run, so "
+        "what is left is the fit's per-step error (a few per cent at the median) and the drift "
+        "of the host's speed between the two runs (a few per cent); 15 % covers both")
 
 #: The lab's record: its page, size table (the engine's steps are timed by its own clock) and
-#: claims: the simulator, driven by the step model fitted to the calibration batch's steps,
-#: predicts the engine's throughput and its latency percentiles on the trace.
+#: claims: the simulator, driven by the step time fitted to the static run's steps and the host
+#: gap fitted to a calibration batch, predicts the engine's throughput and latency percentiles.
 LAB = core.Lab(
     "serving", pages=("labs/serving.md",),
     sizes={"n_requests": (24, 240), "prompt_len": ((8, 40), (16, 160)),
@@ -190,38 +194,63 @@ def _sim_kw(s: dict) -> dict:
                 token_budget=s["token_budget"], prefix_caching=True)
 
 
-def calibrate(model, s: dict, tokens) -> dict:
-    """A closed calibration batch (the trace's length distributions, another seed, not the
-    measured trace) served with each scheduler; the step models fitted to its step logs, and
-    the capacity estimate.
+#: Seconds the engine serves the calibration batch before anything is timed (warm-up by time).
+WARMUP_S = 3.0
 
-    ``step_models``: per scheduler, the step time ``c0 + c_d n_d + c_p n_p + c_c n_context``
-    least-squares fitted to both schedulers' calibration steps (one executor runs both), and the
-    host gap ``g0 + g_s n_seqs`` fitted to that scheduler's own calibration steps (its loop is
-    its own code). Capacity: :func:`helpers.sim.serving.saturated_tokens_per_s` with the
-    continuous step model on a closed batch of ``16 max_batch`` requests drawn alike;
-    divided by the mean output length it is requests/s. ``linear_capacity_tokens_per_s`` is
-    the earlier estimate, kept for comparison: ``max_batch`` decodes per step of the three-term
-    fit's ``c0 + c_d max_batch`` (no context, no host gap)."""
+
+def _calibration_batch(s: dict, tokens, n: int, seed: int):
+    """A closed batch of ``n`` requests drawn from the trace's length distributions."""
+    from helpers.sim import workload as W
+
+    tr = W.batch_trace(n, seed=seed, **_lengths(s))
+    return tr, W.prompt_tokens(tr, tokens, seed=seed)
+
+
+def calibrate(model, s: dict, tokens) -> dict:
+    """A closed calibration batch (the trace's length distributions, another seed) served
+    continuously after :data:`WARMUP_S` of serving it untimed; the step model fitted to its
+    step log and the capacity estimate that sets the arrival rate.
+
+    ``step_model``: the step time ``c0 + c_d n_d + c_p n_p + c_c n_context`` and the host gap
+    ``g0 + g_s n_seqs``, least-squares fitted to the batch's steps. Capacity:
+    :func:`helpers.sim.serving.saturated_tokens_per_s` with that model on a closed batch of
+    ``16 max_batch`` requests drawn alike; divided by the mean output length it is requests/s.
+    ``linear_capacity_tokens_per_s`` is the earlier estimate, kept for comparison:
+    ``max_batch`` decodes per step of a three-term fit's ``c0 + c_d max_batch`` (no context,
+    no host gap)."""
     from helpers.sim import workload as W
     from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s
 
-    tr = W.batch_trace(4 * s["max_batch"], seed=7, **_lengths(s))
-    prompts = W.prompt_tokens(tr, tokens, seed=7)
+    tr, prompts = _calibration_batch(s, tokens, 4 * s["max_batch"], seed=7)
     eng = _engine(model, s)
-    eng.serve(tr, prompts, "continuous")  # warm-up (allocator, kernels)
-    logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
-    fit = fit_step_model(logs["continuous"])
-    both = [st for sched in SCHEDULERS for st in logs[sched]]
-    models = {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
-              for sched in SCHEDULERS}
+    t0 = time.perf_counter()
+    while True:  # warm-up (allocator, kernels, clocks)
+        eng.serve(tr, prompts, "continuous")
+        if time.perf_counter() - t0 >= WARMUP_S:
+            break
+    steps = eng.serve(tr, prompts, "continuous")["steps"]
+    fit, model4 = fit_step_model(steps), fit_step_model(steps, context=True, gaps=steps)
     tokens_per_s = saturated_tokens_per_s(
-        StepModel(**models["continuous"]),
-        W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), **_sim_kw(s))
-    return {"fit": fit.__dict__, "step_models": models, "capacity_tokens_per_s": tokens_per_s,
+        model4, W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), **_sim_kw(s))
+    return {"fit": fit.__dict__, "step_model": model4.__dict__,
+            "capacity_tokens_per_s": tokens_per_s,
             "linear_capacity_tokens_per_s": s["max_batch"] / max(fit(s["max_batch"], 0), 1e-9),
-            "steps": {sched: _log(st) for sched, st in logs.items()},
-            "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
+            "steps": _log(steps), "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
+
+
+def calibrate_after(model, s: dict, tokens) -> dict:
+    """A second closed batch served with each scheduler *after* the measured trace (the machine
+    as warm as during it): each scheduler's host gap ``g0 + g_s n_seqs`` fitted to its steps,
+    with the four-term step time fitted to both logs (for comparison), and the logs."""
+    from helpers.sim.serving import fit_step_model
+
+    tr, prompts = _calibration_batch(s, tokens, 2 * s["max_batch"], seed=9)
+    eng = _engine(model, s)
+    logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
+    both = [st for sched in SCHEDULERS for st in logs[sched]]
+    return {"step_models": {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
+                            for sched in SCHEDULERS},
+            "steps": {sched: _log(st) for sched, st in logs.items()}}
 
 
 def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
@@ -241,7 +270,8 @@ def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
 def run(device: str | None = None) -> dict:
     """Check, calibrate, measure both schedulers, fit, simulate; return the result."""
     from helpers.serving.engine import mismatches, reference_outputs
-    from helpers.sim.serving import StepModel, fit_step_model, simulate
+    from helpers.sim import workload as W
+    from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s, simulate
     from helpers.sim.workload import to_dicts
 
     device = device or lab_device()
@@ -263,14 +293,24 @@ def run(device: str | None = None) -> dict:
             if bad:
                 raise AssertionError(f"{sched}: requests {bad} differ from generate()")
             served[sched] = out
+        meas["calibration_after"] = after = calibrate_after(model, s, tokens)
         # the previous model, for comparison: three terms fitted to the measured runs' own steps
         own = fit_step_model([st for o in served.values() for st in o["steps"]])
         meas["own_steps_linear_fit"] = own.__dict__
-        meas["fit"] = cal["step_models"]["continuous"]
+        # the step time fitted to the static run's steps (the continuous run's tail is never
+        # fitted), the host gap to each scheduler's calibration steps (its loop is its own code)
+        base = fit_step_model(served["static"]["steps"], context=True)
+        meas["step_models"] = {sched: dict(base.__dict__, gap_s=g["gap_s"],
+                                           gap_per_seq_s=g["gap_per_seq_s"])
+                               for sched, g in after["step_models"].items()}
+        meas["fit"] = meas["step_models"]["continuous"]
+        meas["saturated_tokens_per_s"] = saturated_tokens_per_s(
+            StepModel(**meas["fit"]), W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)),
+            **_sim_kw(s))
         max_seq_len = max(r.prompt_len + r.output_len for r in trace)
         kw = _sim_kw(s)
         for sched, out in served.items():
-            fit = StepModel(**cal["step_models"][sched])
+            fit = StepModel(**meas["step_models"][sched])
             sim = simulate(trace, sched, fit, **kw)
             steps = out["steps"]
             pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"], st["context_tokens"])
@@ -281,6 +321,9 @@ def run(device: str | None = None) -> dict:
                 "simulator": inference.trace_metrics(sim["requests"]),
                 "simulator_own_linear_fit": inference.trace_metrics(
                     simulate(trace, sched, own, **kw)["requests"]),
+                "simulator_calibration_fit": inference.trace_metrics(
+                    simulate(trace, sched, StepModel(**after["step_models"][sched]), **kw)
+                    ["requests"]),
                 "n_steps": len(steps), "sim_n_steps": len(sim["steps"]),
                 "step_fit_median_abs_error": float(np.median(np.abs(pred / dur - 1))),
                 "engine_busy_s": float(dur.sum()),

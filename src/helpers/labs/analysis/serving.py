@@ -101,7 +101,7 @@ def _pct(x: float) -> str:
 
 def before_after(result: dict) -> list[dict]:
     """Per scheduler and quantity: the simulator's error with the earlier three-term model
-    fitted to the measured runs' own steps (``before``) and with the calibration's model
+    fitted to the measured runs' own steps (``before``) and with the page's model
     (``after``), as fractions."""
     out = []
     for sched in SCHEDULERS:
@@ -136,10 +136,10 @@ SENSITIVITY = 0.03
                "sens_minus", "sens_plus", "sens_pct", "tail_within", "tail_within_before",
                "ttft90_before", "ttft90_after", "tpot90_before", "tpot90_after"])
 def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
-    """The calibration's step model and the evidence for the tail: its context and host-gap
+    """The simulator's step model and the evidence for the tail: its context and host-gap
     coefficients, the context term as an equivalent KV read bandwidth against the H200's HBM,
-    the host gap's share of the busy time, the capacity it estimates against the linear one
-    (and the load the linear one would have set), its median per-step error on the measured
+    the host gap's share of the busy time, the capacity it reaches on a saturated batch against
+    the linear estimate that set the rate (and so the load the trace really put on the engine), its median per-step error on the measured
     steps, how the full-batch steps compare with the earlier and the calibrated model, which
     requests make the p90 TTFT, and how far that p90 moves in the simulator for a step time
     :data:`SENSITIVITY` shorter or longer."""
@@ -150,8 +150,7 @@ def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
     from helpers.specs import H200_SXM
 
     m, st_ = result["measurements"], result["settings"]
-    cal = m["calibration"]
-    f, fs = cal["step_models"]["continuous"], cal["step_models"]["static"]
+    f, fs = m["step_models"]["continuous"], m["step_models"]["static"]
     r = m[scheduler]
     steps = r["steps"]
     kv_bytes = tf.kv_cache_bytes_per_token(BOOK_LM, 4.0)  # float32 KV cache
@@ -175,7 +174,7 @@ def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
     base = r["simulator"]["ttft_s"]["p90"]
     sens = [_p90_ttft(result, replace(new, **{k: v * (1 + d) for k, v in f.items()}), scheduler)
             / base - 1 for d in (-SENSITIVITY, SENSITIVITY)]
-    cap, lin = cal["capacity_tokens_per_s"], cal["linear_capacity_tokens_per_s"]
+    cap, lin = m["saturated_tokens_per_s"], m["calibration"]["linear_capacity_tokens_per_s"]
     return {"cc_ns": f"{f['per_context_token_s'] * 1e9:.0f}", "g0_us": f"{f['gap_s'] * 1e6:.0f}",
             "gs_us": f"{f['gap_per_seq_s'] * 1e6:.1f}",
             "gs_static_us": f"{(fs['gap_s'] + fs['gap_per_seq_s'] * st_['max_batch']) * 1e6:.0f}",
@@ -214,7 +213,7 @@ def _tail_errors(result: dict, scheduler: str) -> dict:
 def describe(result: dict) -> str:
     """A few lines: the calibrated step model, each scheduler's throughput and TTFT, memory."""
     f = result["measurements"]["fit"]
-    lines = [f"step model (calibration batch): {f['fixed_s'] * 1e3:.3g} ms + "
+    lines = [f"step model (static run; host gap: calibration): {f['fixed_s'] * 1e3:.3g} ms + "
              f"{f['per_decode_s'] * 1e6:.3g} us per decoding sequence + "
              f"{f['per_prefill_token_s'] * 1e6:.3g} us per prefill token + "
              f"{f.get('per_context_token_s', 0.0) * 1e9:.3g} ns per context token; host gap "
