@@ -3,35 +3,27 @@ simulator.
 
 What :func:`run` does, on any device:
 
-1. **check**: serve a small batch of requests with both schedulers (and prefix caching) and
-   require every output to equal :meth:`helpers.nn.decoder.Decoder.generate` of that prompt
-   alone, token for token (float32 weights and KV cache on every tier, so greedy decoding is
-   exact). Nothing is timed before this passes;
-2. **calibrate**: serve a closed batch (the trace's length distributions, another seed;
-   after :data:`WARMUP_S` of serving it untimed), fit the step time
-   :math:`t = c_0 + c_d n_d + c_p n_p + c_c n_{context}` and the host gap between steps
-   :math:`g_0 + g_s n_{seqs}` to its step log, and set the Poisson arrival rate to
-   :data:`LOAD` of the continuous engine's capacity, estimated by simulating a saturated batch
-   with that model, so the trace loads every machine alike;
-3. **measure**: generate the trace (:func:`helpers.sim.workload.poisson_trace`, prompts cut
-   from book-lm's validation text, a few shared prefixes) and serve it in real time, once per
-   scheduler, on the real engine (:mod:`helpers.serving.engine`); every output is checked
-   against ``generate`` again after the run;
-4. **simulate**: serve a second closed batch with both schedulers (after the trace, the
-   machine as warm as during it) and fit each scheduler's host gap to its steps; fit the step
-   time to the *static* run's steps (no step of the continuous run is fitted); run the
-   simulator (:mod:`helpers.sim.serving`) on the same trace with both; for comparison also
-   with the second batch's own four-term model and with the earlier three-term model fitted
-   to both measured runs' steps;
-5. **memory**: the KV blocks the paged engine held at its peak against what max-length
-   contiguous reservations would have held for the same running sequences.
+1. **check**: serve a small batch with both schedulers (and prefix caching); every output must
+   equal :meth:`helpers.nn.decoder.Decoder.generate` of its prompt alone, token for token
+   (float32 weights and KV cache, so greedy decoding is exact). Nothing is timed before;
+2. **calibrate**: after :data:`WARMUP_S` of untimed serving, serve a closed batch drawn from
+   the trace's length distributions, fit the step time :math:`c_0 + c_d n_d + c_p n_p + c_c
+   n_{context}` and the host gap :math:`g_0 + g_s n_{seqs}` to its steps, and set the Poisson
+   rate to :data:`LOAD` of the capacity that model reaches on a simulated saturated batch;
+3. **measure**: serve the trace (:func:`helpers.sim.workload.poisson_trace`, prompts from
+   book-lm's validation text, shared prefixes) in real time with each scheduler on the real
+   engine (:mod:`helpers.serving.engine`), every output checked against ``generate``;
+4. **simulate**: fit each scheduler's host gap to a second closed batch served after the trace
+   and the step time to the *static* run's steps (none of the continuous run's), and run the
+   simulator (:mod:`helpers.sim.serving`) on the trace with them; also, for comparison, with
+   the second batch's own model and with the earlier three-term fit to both runs' steps;
+5. **memory**: the KV blocks the paged engine held at its peak against max-length contiguous
+   reservations for the same running sequences.
 
-Metrics (throughput, TTFT/TPOT percentiles) come from
-:func:`helpers.models.inference.trace_metrics` for the engine and the simulator alike.
-Page: ``labs/serving.md``. Run as
-``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
-The page's grader is :func:`grade_blocks_needed`; what the page computes from a result (its
-table, metrics and prose numbers) is in :mod:`helpers.labs.analysis.serving`.
+Metrics come from :func:`helpers.models.inference.trace_metrics` for engine and simulator
+alike. Page: ``labs/serving.md``; run as ``python -m helpers.labs.serving --out DIR
+[--size small|full] [--device cpu|cuda]``; grader :func:`grade_blocks_needed`; what the page
+computes from a result is in :mod:`helpers.labs.analysis.serving`.
 """
 
 from __future__ import annotations
@@ -172,7 +164,8 @@ def check_engine(model, s: dict, tokens) -> dict:
 
 #: The step-log keys a result keeps per step.
 STEP_KEYS = ("t_start_s", "duration_s", "n_decode", "n_prefill_tokens", "blocks_used",
-             "tokens_stored", "n_seqs", "context_tokens", "kv_slots_read", "query_slots", "host_gap_s")
+             "tokens_stored", "n_seqs", "context_tokens", "kv_slots_read", "query_slots",
+             "host_gap_s")
 
 
 def _log(steps) -> list[dict]:
@@ -207,17 +200,12 @@ def _calibration_batch(s: dict, tokens, n: int, seed: int):
 
 
 def calibrate(model, s: dict, tokens) -> dict:
-    """A closed calibration batch (the trace's length distributions, another seed) served
-    continuously after :data:`WARMUP_S` of serving it untimed; the step model fitted to its
-    step log and the capacity estimate that sets the arrival rate.
-
-    ``step_model``: the step time ``c0 + c_d n_d + c_p n_p + c_c n_context`` and the host gap
-    ``g0 + g_s n_seqs``, least-squares fitted to the batch's steps. Capacity:
-    :func:`helpers.sim.serving.saturated_tokens_per_s` with that model on a closed batch of
-    ``16 max_batch`` requests drawn alike; divided by the mean output length it is requests/s.
-    ``linear_capacity_tokens_per_s`` is the earlier estimate, kept for comparison:
-    ``max_batch`` decodes per step of a three-term fit's ``c0 + c_d max_batch`` (no context,
-    no host gap)."""
+    """Serve a closed batch (the trace's length distributions, another seed) continuously
+    after :data:`WARMUP_S` of serving it untimed; fit the four-term step model with host gap
+    to its steps; capacity: :func:`helpers.sim.serving.saturated_tokens_per_s` with it on
+    ``16 max_batch`` requests drawn alike, over the mean output length the rate at
+    :data:`LOAD`. ``linear_capacity_tokens_per_s``, kept for comparison, is the earlier
+    estimate: ``max_batch`` decodes per step of a three-term fit (no context, no gap)."""
     from helpers.sim import workload as W
     from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s
 
@@ -239,9 +227,9 @@ def calibrate(model, s: dict, tokens) -> dict:
 
 
 def calibrate_after(model, s: dict, tokens) -> dict:
-    """A second closed batch served with each scheduler *after* the measured trace (the machine
-    as warm as during it): each scheduler's host gap ``g0 + g_s n_seqs`` fitted to its steps,
-    with the four-term step time fitted to both logs (for comparison), and the logs."""
+    """A second closed batch served with each scheduler after the trace (the machine as warm
+    as during it): each scheduler's host gap fitted to its steps (with a four-term step time
+    fitted to both logs, for comparison), and the logs."""
     from helpers.sim.serving import fit_step_model
 
     tr, prompts = _calibration_batch(s, tokens, 2 * s["max_batch"], seed=9)
@@ -255,16 +243,15 @@ def calibrate_after(model, s: dict, tokens) -> dict:
 
 def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
     """Peak KV slots: paged (blocks held), tokens stored, and contiguous reservations of
-    ``max_seq_len`` for the same running sequences."""
-    bs = served["block_size"]
-    peak = max(served["steps"], key=lambda st: st["blocks_used"])
-    return {"peak_blocks": served["peak_blocks"], "paged_reserved_tokens": served["peak_blocks"] * bs,
-            "tokens_stored_at_peak": peak["tokens_stored"],
-            "max_running": max(st["n_seqs"] for st in served["steps"]),
-            "contiguous_reserved_tokens": max(st["n_seqs"] for st in served["steps"]) * max_seq_len,
-            "max_seq_len": max_seq_len,
-            "contiguous_reserved_tokens_model_max": max(st["n_seqs"] for st in served["steps"])
-            * model_max_seq_len, "model_max_seq_len": model_max_seq_len}
+    ``max_seq_len`` (and of the model's maximum) for the same running sequences."""
+    steps, bs = served["steps"], served["block_size"]
+    peak, running = max(steps, key=lambda st: st["blocks_used"]), max(st["n_seqs"] for st in steps)
+    return {"peak_blocks": served["peak_blocks"],
+            "paged_reserved_tokens": served["peak_blocks"] * bs,
+            "tokens_stored_at_peak": peak["tokens_stored"], "max_running": running,
+            "contiguous_reserved_tokens": running * max_seq_len, "max_seq_len": max_seq_len,
+            "contiguous_reserved_tokens_model_max": running * model_max_seq_len,
+            "model_max_seq_len": model_max_seq_len}
 
 
 def run(device: str | None = None) -> dict:

@@ -137,12 +137,13 @@ SENSITIVITY = 0.03
                "ttft90_before", "ttft90_after", "tpot90_before", "tpot90_after"])
 def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
     """The simulator's step model and the evidence for the tail: its context and host-gap
-    coefficients, the context term as an equivalent KV read bandwidth against the H200's HBM,
-    the host gap's share of the busy time, the capacity it reaches on a saturated batch against
-    the linear estimate that set the rate (and so the load the trace really put on the engine), its median per-step error on the measured
-    steps, how the full-batch steps compare with the earlier and the calibrated model, which
-    requests make the p90 TTFT, and how far that p90 moves in the simulator for a step time
-    :data:`SENSITIVITY` shorter or longer."""
+    coefficients; the context term as an equivalent KV read bandwidth against the H200's HBM;
+    the host gap's share of the busy time; the capacity the model reaches on a saturated batch
+    against the linear estimate (and the load a trace at :data:`~helpers.labs.serving.LOAD` of
+    the linear estimate puts on the engine); its median per-step error on the measured steps;
+    the full-batch steps against the earlier and the new model; which requests make the p90
+    TTFT; and how far that p90 moves in the simulator for a step model :data:`SENSITIVITY`
+    cheaper or dearer."""
     from dataclasses import replace
 
     from helpers.models import transformer as tf
@@ -188,7 +189,8 @@ def tail_numbers(result: dict | None, scheduler: str = "continuous") -> dict:
             "step_err_cont": f"{m['continuous']['step_fit_median_abs_error'] * 100:.0f} %",
             "step_err_static": f"{m['static']['step_fit_median_abs_error'] * 100:.0f} %",
             "full_steps": f"{int(full.sum())}", "steps": f"{len(steps)}",
-            "full_old": f"{ratio_old:.2f}", "full_old_word": "longer" if ratio_old > 1 else "shorter",
+            "full_old": f"{ratio_old:.2f}",
+            "full_old_word": "longer" if ratio_old > 1 else "shorter",
             "full_new": f"{ratio_new:.2f}", "tail_n": f"{len(tail)}", "tail_slot": f"{len(slot)}",
             "slot_wait_ms": f"{wait * 1e3:.1f}",
             "sens_minus": _pct(sens[0]), "sens_plus": _pct(sens[1]),
