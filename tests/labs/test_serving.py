@@ -1,7 +1,5 @@
 """The serving lab's runner: a tiny CPU run through the command line, its analysis, its grader."""
 
-import pytest
-
 from helpers.labs import report
 from helpers.labs import serving as lab
 from helpers.labs.analysis import serving as view
@@ -29,6 +27,14 @@ def test_result_file(cpu_result):
         assert mem["tokens_stored_at_peak"] <= mem["paged_reserved_tokens"]
     f = m["fit"]
     assert min(f.values()) >= 0 and f["fixed_s"] + f["per_decode_s"] > 0
+    # issue 17: the step log keeps what a step model with a context term and a host gap needs
+    from helpers.sim.serving import fit_step_model
+    for sched in lab.SCHEDULERS:
+        steps = m[sched]["steps"]
+        assert set(lab.STEP_KEYS) == set(steps[0])
+        assert all(st["kv_slots_read"] >= st["context_tokens"] > 0 and st["host_gap_s"] >= 0
+                   for st in steps)
+        fit_step_model(steps, context=True, gaps=steps)  # fits
 
 
 def test_table_and_prose_with_and_without_a_reference(cpu_result):
@@ -75,48 +81,21 @@ def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
     assert not E.near_tie(model, prompt, want, want + [1])
 
 
-def test_every_row_names_its_claim():
+def test_every_row_names_its_claim_and_the_tail_evidence_is_computed():
     rows = view.comparison_rows(None)
     assert {r.claim.key for r in rows} == {"throughput", "median_latency", "tail_latency"}
     assert all(r.claim.kind == "prediction" for r in rows)
     assert [r.claim.key for r in rows if "p90" in r.quantity] == ["tail_latency"] * 4
-
-
-def test_the_step_model_is_calibrated_apart_and_the_tail_evidence_is_computed(cpu_result):
-    """Issue 17: the simulator's step model comes from the calibration batch's steps (which
-    the result keeps, with the new log fields), not from the measured runs'; the page's tail
-    numbers are computed from the result."""
-    from helpers.sim.serving import StepModel, fit_step_model
-
-    m, s = cpu_result["measurements"], cpu_result["settings"]
-    cal, after = m["calibration"], m["calibration_after"]
-    for sched in lab.SCHEDULERS:
-        assert {"context_tokens", "kv_slots_read", "host_gap_s"} <= set(m[sched]["steps"][0])
-        assert min(st["host_gap_s"] for st in m[sched]["steps"]) >= 0
-    # the rate comes from the four-term model fitted to the first calibration batch
-    assert fit_step_model(cal["steps"], context=True, gaps=cal["steps"]).__dict__ == \
-        cal["step_model"]
-    assert fit_step_model(cal["steps"]).__dict__ == cal["fit"]
-    assert cal["rate_per_s"] == pytest.approx(s["load"] * cal["capacity_tokens_per_s"]
-                                              / s["output_mean"])
-    # the simulator's model: step time from the static run, gap from the later calibration
-    gap = fit_step_model(after["steps"]["continuous"], gaps=after["steps"]["continuous"])
-    static = fit_step_model(m["static"]["steps"], context=True)
-    assert m["fit"] == dict(static.__dict__, gap_s=gap.gap_s, gap_per_seq_s=gap.gap_per_seq_s)
-    assert m["fit"] == m["step_models"]["continuous"] != m["step_models"]["static"]
-    own = fit_step_model([st for sched in lab.SCHEDULERS for st in m[sched]["steps"]])
-    assert own.__dict__ == m["own_steps_linear_fit"] != m["fit"]
-    StepModel(**m["fit"])  # a valid model
-    got = view.tail_numbers(cpu_result)
-    r = m["continuous"]
-    p90 = r["engine"]["ttft_s"]["p90"]
-    tail = [q for q in r["requests"] if q["token_times_s"][0] - q["arrival_s"] >= p90]
-    assert got["tail_n"] == str(len(tail)) and int(got["tail_slot"]) <= len(tail)
-    assert got["steps"] == str(len(r["steps"]))
-    word = "overstates" if cal["linear_capacity_tokens_per_s"] > m["saturated_tokens_per_s"] \
-        else "understates"
-    assert got["cap_lin_word"] == word and got["sens_minus"].endswith("%")
-    assert set(view.tail_numbers(None)) == set(got)
-    rows = {(r["scheduler"], r["quantity"]): r for r in view.metrics_rows(cpu_result)}
-    for r in view.before_after(cpu_result):
-        assert r["after"] == pytest.approx(rows[r["scheduler"], r["quantity"]]["error"])
+    # two full-batch steps of twice the fitted time, one other step at the fit; one request
+    # waited for a slot longer than two fitted full-batch steps, one did not
+    fit = {"fixed_s": 1e-3, "per_decode_s": 1e-4, "per_prefill_token_s": 0.0}
+    steps = [{"duration_s": 2 * (1e-3 + 2e-4), "n_decode": 2, "n_prefill_tokens": 0, "n_seqs": 2}] * 2
+    steps += [{"duration_s": 1e-3 + 1e-4, "n_decode": 1, "n_prefill_tokens": 0, "n_seqs": 1}]
+    reqs = [{"arrival_s": 0.0, "admitted_s": 3e-3}, {"arrival_s": 0.0, "admitted_s": 1e-3}]
+    result = {"settings": {"max_batch": 2},
+              "measurements": {"fit": fit, "continuous": {
+                  "steps": steps, "requests": reqs, "engine_wall_s": 1.1, "engine_busy_s": 1.0}}}
+    got = view.full_batch_numbers(result)
+    assert got["full_steps"] == "2" and got["steps"] == "3"
+    assert got["full_ratio"] == "2.00" and got["full_ratio_word"] == "longer"
+    assert got["rest_ratio"] == "1.00" and got["slot_waits"] == "1" and got["host_pct"] == "10"

@@ -3,33 +3,33 @@ simulator.
 
 What :func:`run` does, on any device:
 
-1. **check**: serve a small batch with both schedulers (and prefix caching); every output must
-   equal :meth:`helpers.nn.decoder.Decoder.generate` of its prompt alone, token for token
-   (float32 weights and KV cache, so greedy decoding is exact). Nothing is timed before;
-2. **calibrate**: after :data:`WARMUP_S` of untimed serving, serve a closed batch drawn from
-   the trace's length distributions, fit the step time :math:`c_0 + c_d n_d + c_p n_p + c_c
-   n_{context}` and the host gap :math:`g_0 + g_s n_{seqs}` to its steps, and set the Poisson
-   rate to :data:`LOAD` of the capacity that model reaches on a simulated saturated batch;
-3. **measure**: serve the trace (:func:`helpers.sim.workload.poisson_trace`, prompts from
-   book-lm's validation text, shared prefixes) in real time with each scheduler on the real
-   engine (:mod:`helpers.serving.engine`), every output checked against ``generate``;
-4. **simulate**: fit each scheduler's host gap to a second closed batch served after the trace
-   and the step time to the *static* run's steps (none of the continuous run's), and run the
-   simulator (:mod:`helpers.sim.serving`) on the trace with them; also, for comparison, with
-   the second batch's own model and with the earlier three-term fit to both runs' steps;
-5. **memory**: the KV blocks the paged engine held at its peak against max-length contiguous
-   reservations for the same running sequences.
+1. **check**: serve a small batch of requests with both schedulers (and prefix caching) and
+   require every output to equal :meth:`helpers.nn.decoder.Decoder.generate` of that prompt
+   alone, token for token (float32 weights and KV cache on every tier, so greedy decoding is
+   exact). Nothing is timed before this passes;
+2. **calibrate**: serve a closed batch once, fit the step-time model to its step log and set
+   the Poisson arrival rate to :data:`LOAD` of the continuous engine's estimated capacity, so
+   the trace loads every machine alike;
+3. **measure**: generate the trace (:func:`helpers.sim.workload.poisson_trace`, prompts cut
+   from book-lm's validation text, a few shared prefixes) and serve it in real time, once per
+   scheduler, on the real engine (:mod:`helpers.serving.engine`); every output is checked
+   against ``generate`` again after the run;
+4. **fit and simulate**: fit the step-time model :math:`t = c_0 + c_d n_d + c_p n_p` to both
+   runs' step logs and run the simulator (:mod:`helpers.sim.serving`) on the same trace with it;
+5. **memory**: the KV blocks the paged engine held at its peak against what max-length
+   contiguous reservations would have held for the same running sequences.
 
-Metrics come from :func:`helpers.models.inference.trace_metrics` for engine and simulator
-alike. Page: ``labs/serving.md``; run as ``python -m helpers.labs.serving --out DIR
-[--size small|full] [--device cpu|cuda]``; grader :func:`grade_blocks_needed`; what the page
-computes from a result is in :mod:`helpers.labs.analysis.serving`.
+Metrics (throughput, TTFT/TPOT percentiles) come from
+:func:`helpers.models.inference.trace_metrics` for the engine and the simulator alike.
+Page: ``labs/serving.md``. Run as
+``python -m helpers.labs.serving --out DIR [--size small|full] [--device cpu|cuda]``.
+The page's grader is :func:`grade_blocks_needed`; what the page computes from a result (its
+table, metrics and prose numbers) is in :mod:`helpers.labs.analysis.serving`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 
 import numpy as np
 
@@ -48,17 +48,16 @@ LOAD = 0.7
 TOLERANCE = 0.15
 
 _SIM = "helpers.sim.serving.simulate"
-_FITTED = ("the step time c0 + c_d n_decode + c_p n_prefill + c_c n_context least-squares "
-           "fitted to the static run's steps (none of the continuous run's), and the host gap "
-           "g0 + g_s n_seqs before each step fitted to each scheduler's steps on a closed "
-           "calibration batch served after the trace in the same run")
-_WHY = ("the simulator replays the run's own trace with step times fitted on the static run, so "
-        "what is left is the fit's per-step error (a few per cent at the median) and the drift "
-        "of the host's speed between the two runs (a few per cent); 15 % covers both")
+_FITTED = ("the step-time model c0 + c_d n_decode + c_p n_prefill, least-squares fitted to "
+           "this run's own step log (both schedulers); the run's own trace")
+_WHY = ("the simulator replays the run's own trace with the run's own fitted step times, so "
+        "what is left is the fit's per-step error (a few per cent at the median) and the host "
+        "time between steps that the simulator does not see (a few per cent of the run); "
+        "15 % covers both")
 
 #: The lab's record: its page, size table (the engine's steps are timed by its own clock) and
-#: claims: the simulator, driven by the step time fitted to the static run's steps and the host
-#: gap fitted to a calibration batch, predicts the engine's throughput and latency percentiles.
+#: claims: the simulator, driven by the step model fitted to the run's own steps, predicts the
+#: engine's throughput and its latency percentiles.
 LAB = core.Lab(
     "serving", pages=("labs/serving.md",),
     sizes={"n_requests": (24, 240), "prompt_len": ((8, 40), (16, 160)),
@@ -74,13 +73,18 @@ LAB = core.Lab(
               "prediction", model=_SIM, ceilings=_FITTED, tolerance=TOLERANCE, why=_WHY,
               miss=("continuous batching's p90 TTFT and TPOT: the tail is made by the requests "
                     "that arrive while all max_batch slots are busy and wait for one. The "
-                    "engine's steps with a full batch ran longer than the linear fit (which "
-                    "has no term for the KV context the attention reads, and none for the host "
-                    "time between steps), so in the engine the batch stayed full for more "
-                    "steps and more arrivals queued for a slot than in the simulator; the "
-                    "step log shows both (full-batch steps and their time against the fit), "
-                    "and static batching, whose waits are whole batches, is predicted within "
-                    "a few per cent. A step model with a context-length term would close it.")),
+                    "linear fit has no term for the KV context the steps read and none for "
+                    "the host time between steps, so its full-batch steps are too short and, "
+                    "since the rate is set from the same kind of fit, the trace loads the "
+                    "engine closer to saturation than the nominal load: there a few per cent "
+                    "of step time moves the p90 TTFT by tens of per cent. The engine's step "
+                    "log now records each step's context, padded KV block and host gap, and "
+                    "StepModel has a context term and a host gap; fitted to the continuous "
+                    "run's own steps (context proxied by tokens stored) they reproduce the "
+                    "tail of this reference, but fitted to another part of the run (the static "
+                    "run, a calibration batch) they did not in two H200 re-measurements, "
+                    "whose host step time drifted between parts of one run by more than the "
+                    "tail tolerates.")),
     ))
 SCHEDULERS = ("static", "continuous")
 
@@ -136,7 +140,10 @@ def make_trace(s: dict, rate_per_s: float, tokens):
     """The measured trace and its prompts."""
     from helpers.sim import workload as W
 
-    tr = W.poisson_trace(rate_per_s, s["n_requests"], seed=s["seed"], **_lengths(s))
+    lo, hi = s["prompt_len"]
+    tr = W.poisson_trace(rate_per_s, s["n_requests"], prompt_len=W.uniform(lo, hi),
+                         output_len=W.geometric(s["output_mean"], cap=s["output_cap"]),
+                         seed=s["seed"], n_prefixes=s["n_prefixes"], prefix_len=s["prefix_len"])
     return tr, W.prompt_tokens(tr, tokens, seed=s["seed"])
 
 
@@ -162,103 +169,57 @@ def check_engine(model, s: dict, tokens) -> dict:
     return {"requests": len(tr), "schedulers": checked, "exact_token_match": True}
 
 
-#: The step-log keys a result keeps per step.
+def calibrate(model, s: dict, tokens) -> dict:
+    """A closed batch served continuously; its fitted step model and the capacity estimate.
+
+    Capacity: ``max_batch`` sequences decoding together emit ``max_batch`` tokens per step of
+    ``c0 + c_d * max_batch`` seconds; divided by the mean output length it is requests/s."""
+    from helpers.sim import workload as W
+    from helpers.sim.serving import fit_step_model
+
+    lo, hi = s["prompt_len"]
+    tr = W.batch_trace(2 * s["max_batch"], prompt_len=W.uniform(lo, hi),
+                       output_len=W.uniform(4, 2 * int(s["output_mean"])), seed=7)
+    prompts = W.prompt_tokens(tr, tokens, seed=7)
+    eng = _engine(model, s, prefix_caching=False)
+    eng.serve(tr, prompts, "continuous")  # warm-up (allocator, kernels)
+    out = eng.serve(tr, prompts, "continuous")
+    fit = fit_step_model(out["steps"])
+    b = s["max_batch"]
+    step_s = max(fit(b, 0), 1e-9)  # a degenerate fit must not divide by zero
+    tokens_per_s = b / step_s
+    return {"fit": fit.__dict__, "decode_step_s_at_max_batch": step_s,
+            "capacity_tokens_per_s": tokens_per_s,
+            "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
+
+
+def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
+    """Peak KV slots: paged (blocks held), tokens stored, and contiguous reservations of
+    ``max_seq_len`` for the same running sequences."""
+    bs = served["block_size"]
+    peak = max(served["steps"], key=lambda st: st["blocks_used"])
+    return {"peak_blocks": served["peak_blocks"], "paged_reserved_tokens": served["peak_blocks"] * bs,
+            "tokens_stored_at_peak": peak["tokens_stored"],
+            "max_running": max(st["n_seqs"] for st in served["steps"]),
+            "contiguous_reserved_tokens": max(st["n_seqs"] for st in served["steps"]) * max_seq_len,
+            "max_seq_len": max_seq_len,
+            "contiguous_reserved_tokens_model_max": max(st["n_seqs"] for st in served["steps"])
+            * model_max_seq_len, "model_max_seq_len": model_max_seq_len}
+
+
+#: The step-log keys a result keeps per step: the engine's counts and times, the KV context the
+#: step's sequences attend over (summed, and as the padded block the attention gathers), the
+#: padded query block, and the host time before the step (issue 17: what a step model with a
+#: context term and a host gap is fitted to).
 STEP_KEYS = ("t_start_s", "duration_s", "n_decode", "n_prefill_tokens", "blocks_used",
              "tokens_stored", "n_seqs", "context_tokens", "kv_slots_read", "query_slots",
              "host_gap_s")
 
 
-def _log(steps) -> list[dict]:
-    return [{k: st[k] for k in STEP_KEYS} for st in steps]
-
-
-def _lengths(s: dict) -> dict:
-    """The trace's length distributions (prompt, output, shared prefixes)."""
-    from helpers.sim import workload as W
-
-    lo, hi = s["prompt_len"]
-    return dict(prompt_len=W.uniform(lo, hi), n_prefixes=s["n_prefixes"],
-                output_len=W.geometric(s["output_mean"], cap=s["output_cap"]),
-                prefix_len=s["prefix_len"])
-
-
-def _sim_kw(s: dict) -> dict:
-    return dict(num_blocks=s["num_blocks"], block_size=s["block_size"], max_batch=s["max_batch"],
-                token_budget=s["token_budget"], prefix_caching=True)
-
-
-#: Seconds the engine serves the calibration batch before anything is timed (warm-up by time).
-WARMUP_S = 3.0
-
-
-def _calibration_batch(s: dict, tokens, n: int, seed: int):
-    """A closed batch of ``n`` requests drawn from the trace's length distributions."""
-    from helpers.sim import workload as W
-
-    tr = W.batch_trace(n, seed=seed, **_lengths(s))
-    return tr, W.prompt_tokens(tr, tokens, seed=seed)
-
-
-def calibrate(model, s: dict, tokens) -> dict:
-    """Serve a closed batch (the trace's length distributions, another seed) continuously
-    after :data:`WARMUP_S` of serving it untimed; fit the four-term step model with host gap
-    to its steps; capacity: :func:`helpers.sim.serving.saturated_tokens_per_s` with it on
-    ``16 max_batch`` requests drawn alike, over the mean output length the rate at
-    :data:`LOAD`. ``linear_capacity_tokens_per_s``, kept for comparison, is the earlier
-    estimate: ``max_batch`` decodes per step of a three-term fit (no context, no gap)."""
-    from helpers.sim import workload as W
-    from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s
-
-    tr, prompts = _calibration_batch(s, tokens, 4 * s["max_batch"], seed=7)
-    eng = _engine(model, s)
-    t0 = time.perf_counter()
-    while True:  # warm-up (allocator, kernels, clocks)
-        eng.serve(tr, prompts, "continuous")
-        if time.perf_counter() - t0 >= WARMUP_S:
-            break
-    steps = eng.serve(tr, prompts, "continuous")["steps"]
-    fit, model4 = fit_step_model(steps), fit_step_model(steps, context=True, gaps=steps)
-    tokens_per_s = saturated_tokens_per_s(
-        model4, W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)), **_sim_kw(s))
-    return {"fit": fit.__dict__, "step_model": model4.__dict__,
-            "capacity_tokens_per_s": tokens_per_s,
-            "linear_capacity_tokens_per_s": s["max_batch"] / max(fit(s["max_batch"], 0), 1e-9),
-            "steps": _log(steps), "rate_per_s": s["load"] * tokens_per_s / s["output_mean"]}
-
-
-def calibrate_after(model, s: dict, tokens) -> dict:
-    """A second closed batch served with each scheduler after the trace (the machine as warm
-    as during it): each scheduler's host gap fitted to its steps (with a four-term step time
-    fitted to both logs, for comparison), and the logs."""
-    from helpers.sim.serving import fit_step_model
-
-    tr, prompts = _calibration_batch(s, tokens, 2 * s["max_batch"], seed=9)
-    eng = _engine(model, s)
-    logs = {sched: eng.serve(tr, prompts, sched)["steps"] for sched in SCHEDULERS}
-    both = [st for sched in SCHEDULERS for st in logs[sched]]
-    return {"step_models": {sched: fit_step_model(both, context=True, gaps=logs[sched]).__dict__
-                            for sched in SCHEDULERS},
-            "steps": {sched: _log(st) for sched, st in logs.items()}}
-
-
-def _memory(served: dict, max_seq_len: int, model_max_seq_len: int) -> dict:
-    """Peak KV slots: paged (blocks held), tokens stored, and contiguous reservations of
-    ``max_seq_len`` (and of the model's maximum) for the same running sequences."""
-    steps, bs = served["steps"], served["block_size"]
-    peak, running = max(steps, key=lambda st: st["blocks_used"]), max(st["n_seqs"] for st in steps)
-    return {"peak_blocks": served["peak_blocks"],
-            "paged_reserved_tokens": served["peak_blocks"] * bs,
-            "tokens_stored_at_peak": peak["tokens_stored"], "max_running": running,
-            "contiguous_reserved_tokens": running * max_seq_len, "max_seq_len": max_seq_len,
-            "contiguous_reserved_tokens_model_max": running * model_max_seq_len,
-            "model_max_seq_len": model_max_seq_len}
-
-
 def run(device: str | None = None) -> dict:
     """Check, calibrate, measure both schedulers, fit, simulate; return the result."""
     from helpers.serving.engine import mismatches, reference_outputs
-    from helpers.sim import workload as W
-    from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s, simulate
+    from helpers.sim.serving import fit_step_model, simulate
     from helpers.sim.workload import to_dicts
 
     device = device or lab_device()
@@ -280,37 +241,19 @@ def run(device: str | None = None) -> dict:
             if bad:
                 raise AssertionError(f"{sched}: requests {bad} differ from generate()")
             served[sched] = out
-        meas["calibration_after"] = after = calibrate_after(model, s, tokens)
-        # the previous model, for comparison: three terms fitted to the measured runs' own steps
-        own = fit_step_model([st for o in served.values() for st in o["steps"]])
-        meas["own_steps_linear_fit"] = own.__dict__
-        # the step time fitted to the static run's steps (the continuous run's tail is never
-        # fitted), the host gap to each scheduler's calibration steps (its loop is its own code)
-        base = fit_step_model(served["static"]["steps"], context=True)
-        meas["step_models"] = {sched: dict(base.__dict__, gap_s=g["gap_s"],
-                                           gap_per_seq_s=g["gap_per_seq_s"])
-                               for sched, g in after["step_models"].items()}
-        meas["fit"] = meas["step_models"]["continuous"]
-        meas["saturated_tokens_per_s"] = saturated_tokens_per_s(
-            StepModel(**meas["fit"]), W.batch_trace(16 * s["max_batch"], seed=8, **_lengths(s)),
-            **_sim_kw(s))
+        fit = fit_step_model([st for o in served.values() for st in o["steps"]])
+        meas["fit"] = fit.__dict__
         max_seq_len = max(r.prompt_len + r.output_len for r in trace)
-        kw = _sim_kw(s)
         for sched, out in served.items():
-            fit = StepModel(**meas["step_models"][sched])
-            sim = simulate(trace, sched, fit, **kw)
+            sim = simulate(trace, sched, fit, num_blocks=s["num_blocks"],
+                           block_size=s["block_size"], max_batch=s["max_batch"],
+                           token_budget=s["token_budget"], prefix_caching=True)
             steps = out["steps"]
-            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"], st["context_tokens"])
-                             for st in steps])
+            pred = np.array([fit(st["n_decode"], st["n_prefill_tokens"]) for st in steps])
             dur = np.array([st["duration_s"] for st in steps])
             meas[sched] = {
                 "engine": inference.trace_metrics(out["requests"]),
                 "simulator": inference.trace_metrics(sim["requests"]),
-                "simulator_own_linear_fit": inference.trace_metrics(
-                    simulate(trace, sched, own, **kw)["requests"]),
-                "simulator_calibration_fit": inference.trace_metrics(
-                    simulate(trace, sched, StepModel(**after["step_models"][sched]), **kw)
-                    ["requests"]),
                 "n_steps": len(steps), "sim_n_steps": len(sim["steps"]),
                 "step_fit_median_abs_error": float(np.median(np.abs(pred / dur - 1))),
                 "engine_busy_s": float(dur.sum()),
@@ -320,7 +263,7 @@ def run(device: str | None = None) -> dict:
                 "near_tie_divergences": len(out.get("near_ties", [])),
                 "shared_prefix_tokens": sum(q["shared_tokens"] for q in out["requests"]),
                 "memory": _memory(out, max_seq_len, model.cfg.max_seq_len),
-                "steps": _log(steps),
+                "steps": [{k: st[k] for k in STEP_KEYS} for st in steps],
                 "requests": [{k: q[k] for k in ("id", "arrival_s", "token_times_s", "admitted_s",
                                                "preemptions")} for q in out["requests"]],
                 "sim_memory": sim["memory"],
