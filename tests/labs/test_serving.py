@@ -27,6 +27,14 @@ def test_result_file(cpu_result):
         assert mem["tokens_stored_at_peak"] <= mem["paged_reserved_tokens"]
     f = m["fit"]
     assert min(f.values()) >= 0 and f["fixed_s"] + f["per_decode_s"] > 0
+    # issue 17: the step log keeps what a step model with a context term and a host gap needs
+    from helpers.sim.serving import fit_step_model
+    for sched in lab.SCHEDULERS:
+        steps = m[sched]["steps"]
+        assert set(lab.STEP_KEYS) == set(steps[0])
+        assert all(st["kv_slots_read"] >= st["context_tokens"] > 0 and st["host_gap_s"] >= 0
+                   for st in steps)
+        fit_step_model(steps, context=True, gaps=steps)  # fits
 
 
 def test_table_and_prose_with_and_without_a_reference(cpu_result):
@@ -59,17 +67,18 @@ def test_grader():
 def test_a_changed_output_is_caught_unless_it_was_a_near_tie():
     import torch
     from helpers.nn import tinylm
+    from helpers.serving import engine as E
 
     model = tinylm.load("book-lm")
     prompt = tinylm.encode("The roofline of a GPU").numpy()
     want = model.generate(torch.tensor(prompt)[None], 4)[0, len(prompt):].tolist()
     served = {"requests": [{"id": 0, "output": list(want)}]}
-    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == []
+    assert E.mismatches(served, {0: want}, model, {0: prompt}) == []
     wrong = list(want)
     wrong[1] = (wrong[1] + 1) % 256
     served = {"requests": [{"id": 0, "output": wrong}]}
-    assert lab._mismatches(served, {0: want}, model, {0: prompt}) == [0]
-    assert not lab._near_tie(model, prompt, want, want + [1])
+    assert E.mismatches(served, {0: want}, model, {0: prompt}) == [0]
+    assert not E.near_tie(model, prompt, want, want + [1])
 
 
 def test_every_row_names_its_claim_and_the_tail_evidence_is_computed():

@@ -182,3 +182,48 @@ def test_engine_and_simulator_refuse_the_same_requests_alike(model, edit, schedu
         sim.simulate(trace, scheduler, STEP, num_blocks=8, block_size=4)
     assert str(eng.value) == str(simulated.value)
     assert str(eng.value).startswith(f"request {0 if 'id' in edit else 2}: ")
+
+
+@pytest.mark.parametrize("case", ["static", "continuous, preemption, prefix caching"])
+def test_a_host_gap_between_steps_is_logged_and_simulated_alike(model, monkeypatch, case):
+    """Issue 17: host time before each step (here 1/4 s on the virtual clock) is logged by the
+    engine as ``host_gap_s`` and, given as the step model's gap, reproduced by the simulator:
+    the same schedule, the same step log (contexts and KV slots read included), the same token
+    times."""
+    scheduler, kw = CASES[case]
+    kw = dict(kw, block_size=4)
+    trace, gap = _trace(True), 0.25
+    run = E._ModelExecutor.run
+
+    def late_run(self, step):
+        self.engine._clock.t += gap  # the host's work before the step
+        return run(self, step)
+
+    clock = _VirtualTime()
+    monkeypatch.setattr(E, "time", clock)
+    monkeypatch.setattr(E._ModelExecutor, "run", late_run)
+    e = E.Engine(model, **kw)
+    e._clock = clock
+    forward = e.model.forward
+
+    def timed_forward(pool, chunks):
+        clock.t += FIXED_S + PER_TOKEN_S * sum(len(ids) for ids, _, _ in chunks)
+        return forward(pool, chunks)
+
+    monkeypatch.setattr(e.model, "forward", timed_forward)
+    eng = e.serve(trace, _prompts(trace), scheduler)
+    monkeypatch.undo()
+    out = sim.simulate(trace, scheduler, replace(STEP, gap_s=gap), **kw)
+    assert [st["host_gap_s"] for st in eng["steps"]] == [gap] * len(eng["steps"])
+    assert [{k: st[k] for k in out["steps"][0]} for st in eng["steps"]] == out["steps"]
+    assert {"context_tokens", "kv_slots_read", "host_gap_s"} <= set(out["steps"][0])
+    # the padded (B, S) block the attention gathers holds every context, the longest B times
+    st = eng["steps"]
+    assert all(x["kv_slots_read"] >= x["context_tokens"] and x["kv_slots_read"] % x["n_seqs"] == 0
+               for x in st)
+    assert any(x["kv_slots_read"] > x["context_tokens"] for x in st)
+    assert [q["token_times_s"] for q in eng["requests"]] == \
+        [q["token_times_s"] for q in out["requests"]]
+    # without the gap the simulator runs ahead of the engine
+    fast = sim.simulate(trace, scheduler, STEP, **kw)
+    assert fast["makespan_s"] < out["makespan_s"]

@@ -7,7 +7,7 @@ import pytest
 
 from helpers.models import kv_paging
 from helpers.sim import workload as W
-from helpers.sim.serving import StepModel, fit_step_model, simulate
+from helpers.sim.serving import StepModel, fit_step_model, saturated_tokens_per_s, simulate
 
 UNIT = StepModel(1.0, 0.0, 0.0)  # every step takes one second
 
@@ -81,6 +81,53 @@ def test_fit_recovers_the_coefficients():
     flat = fit_step_model([{"n_decode": d, "n_prefill_tokens": 0, "duration_s": 0.01 - 0.001 * d}
                            for d in range(5)])
     assert flat.per_decode_s == 0.0  # a negative slope is dropped
+
+
+def test_fit_recovers_the_context_term_and_the_host_gap():
+    """Issue 17: steps whose time grows with the KV context they read, and a host gap that
+    grows with the sequences walked, are fitted exactly (the three-term fit cannot: its
+    residual on the same steps is not zero)."""
+    true = StepModel(0.002, 0.0005, 0.0001, 2e-6, 1e-4, 2e-5)
+    steps = [{"n_decode": d, "n_prefill_tokens": p, "context_tokens": c, "n_seqs": d + (p > 0),
+              "duration_s": true(d, p, c), "host_gap_s": true.gap(d + (p > 0))}
+             for d in range(0, 9, 2) for p in (0, 16, 64) for c in (d * 40, d * 40 + 500)]
+    fit = fit_step_model(steps, context=True, gaps=steps)
+    for k, v in true.__dict__.items():
+        assert getattr(fit, k) == pytest.approx(v), k
+    old = fit_step_model(steps)
+    assert old.per_context_token_s == old.gap_s == old.gap_per_seq_s == 0.0
+    err = [abs(old(s["n_decode"], s["n_prefill_tokens"]) / s["duration_s"] - 1) for s in steps]
+    assert max(err) > 0.05
+    with pytest.raises(ValueError, match="at least 2"):
+        fit_step_model(steps, gaps=steps[:1])
+
+
+def test_the_host_gap_and_the_context_term_advance_the_clock():
+    tr = W.batch_trace(2, prompt_len=W.fixed(4), output_len=W.fixed(3))
+    gap = simulate(tr, "continuous", StepModel(1.0, 0.0, 0.0, gap_s=0.25, gap_per_seq_s=0.125),
+                   num_blocks=8, block_size=4)
+    assert [r["token_times_s"] for r in gap["requests"]] == [[1.5, 3.0, 4.5]] * 2
+    assert [st["host_gap_s"] for st in gap["steps"]] == [0.5] * 3
+    # each step reads the two sequences' contexts: 2 x 4, then 2 x 5, then 2 x 6 tokens
+    ctx = simulate(tr, "continuous", StepModel(1.0, 0.0, 0.0, per_context_token_s=0.125),
+                   num_blocks=8, block_size=4)
+    assert [st["context_tokens"] for st in ctx["steps"]] == [8, 10, 12]
+    assert [st["kv_slots_read"] for st in ctx["steps"]] == [8, 10, 12]
+    assert ctx["requests"][0]["token_times_s"] == [2.0, 4.25, 6.75]
+    with pytest.raises(ValueError, match="gap_per_seq_s"):
+        StepModel(1.0, 0.0, 0.0, gap_per_seq_s=-1.0)
+
+
+def test_saturated_capacity_limits():
+    """A full batch of b decodes per step of c0 + c_d b + a gap emits b tokens per step."""
+    b, c0, cd, g = 4, 1e-3, 1e-4, 2e-4
+    tr = W.batch_trace(200, prompt_len=W.fixed(1), output_len=W.fixed(50))
+    got = saturated_tokens_per_s(StepModel(c0, cd, 0.0, gap_s=g), tr, max_batch=b,
+                                 num_blocks=256, block_size=16, token_budget=64)
+    # prefills of newcomers share a step with the decodes, so within a per cent
+    assert got == pytest.approx(b / (c0 + cd * b + g), rel=0.01)
+    with pytest.raises(ValueError, match="never fills"):
+        saturated_tokens_per_s(UNIT, tr[:3], max_batch=b, num_blocks=64)
 
 
 @pytest.mark.parametrize("kw", [dict(scheduler="fifo"), dict(allocator="buddy"),

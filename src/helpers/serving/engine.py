@@ -26,7 +26,9 @@ sequence, which is what continuous batching needs.
 
 The engine's step executor (:class:`_ModelExecutor`) runs the model on the scheduler's planned
 tokens. Every emitted token is stamped with the engine's clock after a device synchronisation,
-and each step is logged (decode sequences, prefill tokens, context tokens, duration), so
+and each step is logged (decode sequences, prefill tokens, context tokens, the KV slots its
+padded attention gathers, duration, and the host time from the previous step's end, or from the
+end of a wait for an arrival, to this step's start), so
 :func:`helpers.models.inference.trace_metrics` gives TTFT/TPOT and the lab fits the simulator's
 step-time model from the log. Greedy decoding, no end-of-sequence token: each request emits
 exactly its ``output_len`` tokens.
@@ -39,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -48,7 +51,8 @@ from .paged import BlockAllocator, BlockTable, KVPool
 from .scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                         check_request_fields, check_request_fits, check_request_ids)
 
-__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve"]
+__all__ = ["PagedModel", "Sequence", "Engine", "SCHEDULERS", "KV_DTYPES", "serve",
+           "TIE_LOGIT_GAP", "reference_outputs", "mismatches", "near_tie"]
 
 #: Dtypes the KV pool may have: floating types that hold a key or value as it is (rounded).
 #: An integer pool would truncate them (quantized KV needs scales, which this engine has not).
@@ -168,6 +172,7 @@ class _ModelExecutor:
     def __init__(self, engine: "Engine", alloc: BlockAllocator):
         self.engine, self.alloc = engine, alloc
         self.steps: list[dict] = []
+        self._t_ready = 0.0  # when the last step ended or the last wait for an arrival did
 
     def now(self) -> float:
         return self.engine._now()
@@ -176,6 +181,7 @@ class _ModelExecutor:
         delay = t_s - self.now()
         if delay > 0:
             time.sleep(delay)
+        self._t_ready = self.now()
 
     def run(self, step: Step) -> tuple[list[int], float]:
         chunks = [(s.tokens[s.num_computed:s.num_computed + n], s.num_computed, s.table)
@@ -189,8 +195,12 @@ class _ModelExecutor:
         self.steps.append({"t_start_s": self._t_start, "duration_s": step.t_end_s - self._t_start,
                            "n_decode": step.n_decode, "n_prefill_tokens": step.n_prefill_tokens,
                            "n_seqs": len(step.work), "context_tokens": step.context_tokens,
+                           "kv_slots_read": step.kv_slots_read,
+                           "query_slots": len(step.work) * max(n for _, n in step.work),
+                           "host_gap_s": self._t_start - self._t_ready,
                            "blocks_used": self.alloc.num_in_use,
                            "tokens_stored": step.tokens_stored})
+        self._t_ready = step.t_end_s
 
 
 class Engine:
@@ -297,3 +307,54 @@ class Engine:
 def serve(model: Decoder, requests, prompts, scheduler: str = "continuous", **engine_kw) -> dict:
     """Build an :class:`Engine` for ``model`` and serve one trace with it."""
     return Engine(model, **engine_kw).serve(requests, prompts, scheduler)
+
+
+# -- checks of a served trace against the model's own greedy generation -------------------------
+# A served output must equal ``generate`` of its prompt alone, except where it first leaves it
+# at a rounding tie: batched kernels sum in another order, and where the two best logits are
+# within TIE_LOGIT_GAP either token is a valid greedy choice.
+
+def reference_outputs(model, requests, prompts) -> dict:
+    """Each request's ``output_len`` tokens from :meth:`Decoder.generate
+    <helpers.nn.decoder.Decoder.generate>` of its prompt alone (the exactness check's answer)."""
+    dev = model.embed.weight.device
+    return {r.id: model.generate(torch.tensor(np.asarray(p), device=dev)[None],
+                                 r.output_len)[0, len(p):].tolist()
+            for r, p in zip(requests, prompts)}
+
+
+#: Largest gap between the two best logits at which a divergence from ``generate`` is taken
+#: as a rounding tie (different but equally valid summation orders of batched kernels).
+TIE_LOGIT_GAP = 1e-3
+
+
+def mismatches(served: dict, reference: dict, model=None, prompts: dict | None = None
+               ) -> list[int]:
+    """Ids of served requests whose output differs from ``generate``'s. With ``model`` and
+    ``prompts``, a request whose first differing token was a near tie in ``generate``'s own
+    logits (top two within :data:`TIE_LOGIT_GAP`) is not counted: its later tokens follow a
+    different but equally valid prefix."""
+    bad = []
+    for q in served["requests"]:
+        want = reference[q["id"]]
+        if q["output"] == want:
+            continue
+        if model is not None and prompts is not None and near_tie(model, prompts[q["id"]],
+                                                                 q["output"], want):
+            served.setdefault("near_ties", []).append(q["id"])
+            continue
+        bad.append(q["id"])
+    return bad
+
+
+def near_tie(model, prompt, got: list[int], want: list[int]) -> bool:
+    """Whether ``got`` first leaves ``want`` at a token where ``generate``'s two best logits
+    were within :data:`TIE_LOGIT_GAP`."""
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+    if k is None:  # same tokens, different lengths: not a rounding tie
+        return False
+    dev = model.embed.weight.device
+    toks = torch.tensor(list(np.asarray(prompt)) + want[:k], device=dev)[None]
+    with torch.no_grad():
+        top = model(toks)[0, -1].float().topk(2).values
+    return float(top[0] - top[1]) <= TIE_LOGIT_GAP

@@ -112,7 +112,9 @@ def clear_output(s: Sequence) -> None:
 class Step:
     """One step as planned (``work``, counts taken before it runs) and, once it has run, the
     state after it (``tokens_stored`` and ``n_live`` over the live sequences: the static batch,
-    idle members included, or the running set; ``t_end_s``)."""
+    idle members included, or the running set; ``t_end_s``). ``kv_slots_read`` is the number
+    of KV slots a padded attention over the step reads: ``len(work)`` times the longest
+    context, the ``(B, S)`` block that :class:`helpers.serving.engine.PagedModel` gathers."""
 
     work: list[tuple[Sequence, int]]
     n_decode: int
@@ -121,6 +123,7 @@ class Step:
     tokens_stored: int = 0
     n_live: int = 0
     t_end_s: float = 0.0
+    kv_slots_read: int = 0
 
 
 class StepExecutor(Protocol):
@@ -206,7 +209,9 @@ class Scheduler:
         computed emits one, stamped with the step's end."""
         step = Step(work, n_decode=sum(1 for s, n in work if not s.in_prefill),
                     n_prefill_tokens=sum(n for s, n in work if s.in_prefill),
-                    context_tokens=sum(s.num_computed + n for s, n in work))
+                    context_tokens=sum(s.num_computed + n for s, n in work),
+                    kv_slots_read=len(work) * max((s.num_computed + n for s, n in work),
+                                                  default=0))
         tokens, t_end = self.executor.run(step)
         if tokens is None:
             tokens = [None] * len(work)

@@ -6,10 +6,12 @@ admissions, steps, preemptions and retirements as :mod:`helpers.serving.engine` 
 trace), but its step executor runs no model: it advances a virtual clock by a *step-time model*
 
 .. math:: t_{\text{step}} = c_0 + c_d\, n_{\text{decode}} + c_p\, n_{\text{prefill}}
+          + c_{c}\, n_{\text{context}}
 
 (:class:`StepModel`: a fixed cost per iteration, a cost per decoding sequence, a cost per
-prefill token), whose coefficients the lab fits from the real engine's own step log
-(:func:`fit_step_model`). Every emitted token gets the time its step ends, so
+prefill token, a cost per token of KV context the step's sequences attend over), plus, before each step, the host
+time :math:`g_0 + g_s\, n_{\text{seqs}}` the engine spends between steps; the lab fits the
+coefficients from the real engine's own step log (:func:`fit_step_model`). Every emitted token gets the time its step ends, so
 :func:`helpers.models.inference.trace_metrics` reads the simulated trace exactly as it reads a
 measured one. After every step the simulator also records the KV memory: slots *reserved*
 (whole blocks under paging, ``max_seq_len`` per sequence under contiguous preallocation) and
@@ -35,7 +37,8 @@ from ..serving.paged import BlockAllocator, BlockTable
 from ..serving.scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                                  check_request_fields, check_request_fits, check_request_ids)
 
-__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate", "as_queue_trace",
+__all__ = ["StepModel", "fit_step_model", "roofline_step_model", "simulate",
+           "saturated_tokens_per_s", "as_queue_trace",
            "SCHEDULERS", "ALLOCATORS"]
 
 ALLOCATORS = ("paged", "contiguous")
@@ -43,40 +46,77 @@ ALLOCATORS = ("paged", "contiguous")
 
 @dataclass(frozen=True)
 class StepModel:
-    """``t = fixed_s + per_decode_s * n_decode + per_prefill_token_s * n_prefill`` seconds."""
+    """``t = fixed_s + per_decode_s * n_decode + per_prefill_token_s * n_prefill
+    + per_context_token_s * context_tokens`` seconds a step runs, and
+    ``gap_s + gap_per_seq_s * n_seqs`` seconds of host time before it (:meth:`gap`).
+
+    ``context_tokens`` is the KV context the step's sequences attend over, summed over them
+    (:attr:`Step.context_tokens <helpers.serving.scheduler.Step>`): each reads its own keys and
+    values, and the engine builds each one's slot index token by token. The host gap is the
+    scheduler's own work between two steps (admissions, planning, retirements), which grows
+    with the sequences it walks. The last three coefficients default to 0, the three-term
+    model."""
 
     fixed_s: float
     per_decode_s: float
     per_prefill_token_s: float
+    per_context_token_s: float = 0.0
+    gap_s: float = 0.0
+    gap_per_seq_s: float = 0.0
 
     def __post_init__(self):
-        for k in ("fixed_s", "per_decode_s", "per_prefill_token_s"):
+        for k in ("fixed_s", "per_decode_s", "per_prefill_token_s", "per_context_token_s", "gap_s",
+                  "gap_per_seq_s"):
             positive(k, getattr(self, k), allow_zero=True)
 
-    def __call__(self, n_decode: int, n_prefill_tokens: int) -> float:
-        return self.fixed_s + self.per_decode_s * n_decode + self.per_prefill_token_s * n_prefill_tokens
+    def __call__(self, n_decode: int, n_prefill_tokens: int, context_tokens: int = 0) -> float:
+        return (self.fixed_s + self.per_decode_s * n_decode
+                + self.per_prefill_token_s * n_prefill_tokens
+                + self.per_context_token_s * context_tokens)
+
+    def gap(self, n_seqs: int) -> float:
+        """Host seconds between the previous step (or wait) and a step of ``n_seqs`` sequences."""
+        return self.gap_s + self.gap_per_seq_s * n_seqs
 
 
-def fit_step_model(steps) -> StepModel:
-    """Least-squares fit of :class:`StepModel` to logged steps (dicts with ``duration_s``,
-    ``n_decode``, ``n_prefill_tokens``), with every coefficient kept non-negative (a negative
-    one is dropped and the rest refitted)."""
-    rows = [(1.0, float(s["n_decode"]), float(s["n_prefill_tokens"])) for s in steps]
-    y = np.array([float(s["duration_s"]) for s in steps])
-    if len(rows) < 3:
-        raise ValueError(f"fitting three coefficients needs at least 3 steps, got {len(rows)}")
-    X = np.array(rows)
-    keep = [0, 1, 2]
-    while True:
-        coef = np.zeros(3)
+def _nonneg_lstsq(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least squares with every coefficient kept non-negative (a negative one is dropped and
+    the rest refitted)."""
+    keep = list(range(X.shape[1]))
+    while keep:
+        coef = np.zeros(X.shape[1])
         sol, *_ = np.linalg.lstsq(X[:, keep], y, rcond=None)
         coef[keep] = sol
         neg = [k for k in keep if coef[k] < 0]
         if not neg:
-            return StepModel(*map(float, coef))
+            return coef
         keep = [k for k in keep if k != min(neg, key=lambda k: coef[k])]
-        if not keep:
-            return StepModel(0.0, 0.0, 0.0)
+    return np.zeros(X.shape[1])
+
+
+def fit_step_model(steps, *, context: bool = False, gaps=None) -> StepModel:
+    """Least-squares fit of :class:`StepModel` to logged steps (dicts with ``duration_s``,
+    ``n_decode``, ``n_prefill_tokens``; with ``context``, also ``context_tokens``), with every
+    coefficient kept non-negative (a negative one is dropped and the rest refitted).
+
+    ``gaps``, if given, is a step log (dicts with ``host_gap_s`` and ``n_seqs``) to which the
+    host gap ``gap_s + gap_per_seq_s * n_seqs`` is fitted the same way; without it both are 0."""
+    steps = list(steps)
+    cols = [[1.0, float(s["n_decode"]), float(s["n_prefill_tokens"])]
+            + ([float(s["context_tokens"])] if context else []) for s in steps]
+    y = np.array([float(s["duration_s"]) for s in steps])
+    n = 4 if context else 3
+    if len(cols) < n:
+        raise ValueError(f"fitting {n} coefficients needs at least {n} steps, got {len(cols)}")
+    coef = list(map(float, _nonneg_lstsq(np.array(cols), y))) + ([] if context else [0.0])
+    g = [0.0, 0.0]
+    if gaps is not None:
+        gaps = list(gaps)
+        if len(gaps) < 2:
+            raise ValueError(f"fitting the host gap needs at least 2 steps, got {len(gaps)}")
+        g = list(map(float, _nonneg_lstsq(np.array([[1.0, float(s["n_seqs"])] for s in gaps]),
+                                          np.array([float(s["host_gap_s"]) for s in gaps]))))
+    return StepModel(*coef, *g)
 
 
 def roofline_step_model(cfg, gpu, *, context_tokens: int, bytes_per_element: float = 2.0
@@ -152,9 +192,13 @@ class _StepTimeExecutor:
         self.now_s = max(self.now_s, t_s)
 
     def run(self, step: Step) -> tuple[None, float]:
-        dt = self.step_model(step.n_decode, step.n_prefill_tokens)
+        gap = self.step_model.gap(len(step.work))
+        self.now_s += gap
+        dt = self.step_model(step.n_decode, step.n_prefill_tokens, step.context_tokens)
         self.steps.append({"t_start_s": self.now_s, "duration_s": dt, "n_decode": step.n_decode,
-                           "n_prefill_tokens": step.n_prefill_tokens, "n_seqs": len(step.work)})
+                           "n_prefill_tokens": step.n_prefill_tokens, "n_seqs": len(step.work),
+                           "context_tokens": step.context_tokens,
+                           "kv_slots_read": step.kv_slots_read, "host_gap_s": gap})
         self.now_s += dt
         return None, self.now_s
 
@@ -210,7 +254,8 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     -------
     dict
         ``requests`` (``id``, ``arrival_s``, ``token_times_s``, ``preemptions``), ``steps``
-        (``t_start_s``, ``duration_s``, ``n_decode``, ``n_prefill_tokens``, ``n_seqs``), and
+        (``t_start_s``, ``duration_s``, ``n_decode``, ``n_prefill_tokens``, ``n_seqs``,
+        ``context_tokens``, ``kv_slots_read``, ``host_gap_s``), and
         ``memory`` (per step end: ``t_s``, ``reserved_tokens``, ``used_tokens``,
         ``running``), ``peak_reserved_tokens``, ``makespan_s``.
     """
@@ -253,6 +298,27 @@ def simulate(trace, scheduler: str, step_model: StepModel, *, num_blocks: int,
     return {"scheduler": scheduler, "allocator": allocator, "requests": reqs, "steps": steps,
             "memory": memory, "makespan_s": now,
             "peak_reserved_tokens": max((m["reserved_tokens"] for m in memory), default=0)}
+
+
+def saturated_tokens_per_s(step_model: StepModel, trace, *, max_batch: int = 8, **kw) -> float:
+    """Output tokens per second of continuous batching while all ``max_batch`` slots are busy:
+    ``trace`` (a closed batch, larger than ``max_batch``) simulated with ``step_model``, tokens
+    emitted up to the end of the last step with a full batch over that time. ``kw`` as
+    :func:`simulate`.
+
+    >>> from helpers.sim.workload import batch_trace, fixed
+    >>> round(saturated_tokens_per_s(StepModel(1e-3, 0.0, 0.0), batch_trace(
+    ...     40, prompt_len=fixed(4), output_len=fixed(5)), max_batch=4, num_blocks=64,
+    ...     block_size=4, token_budget=64))  # 4 tokens per step of 1 ms
+    4000
+    """
+    out = simulate(trace, "continuous", step_model, max_batch=max_batch, **kw)
+    full = [st for st in out["steps"] if st["n_seqs"] >= max_batch]
+    if not full:
+        raise ValueError(f"the trace never fills the {max_batch} slots: it needs more requests")
+    t_cut = full[-1]["t_start_s"] + full[-1]["duration_s"]
+    n = sum(t <= t_cut for q in out["requests"] for t in q["token_times_s"])
+    return n / t_cut
 
 
 def as_queue_trace(result: dict, *, warmup: int = 0):
