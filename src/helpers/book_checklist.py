@@ -8,6 +8,8 @@ command that prints its current value on a Linux GPU host, and the official docu
 checked against. Both link the pages that explain them by label; a page not yet written is named
 and marked *(to come)*, exactly as on the learning map, and a tunable that no page teaches links
 the closest page and says so.
+
+Used by: appendix/checklist.md.
 """
 
 from __future__ import annotations

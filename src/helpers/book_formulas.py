@@ -7,6 +7,8 @@ and References sections, and the page that teaches it (the page that labels the 
 equation, else the first page in reading order whose source calls it). The sheet is printed one
 compact section per page, in reading order under its part, so a lesson's formulas sit together;
 models no page uses yet close it, by module. Docstring examples (``>>>``) stay in the code.
+
+Used by: appendix/formulas.md.
 """
 
 from __future__ import annotations

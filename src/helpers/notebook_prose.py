@@ -8,6 +8,8 @@ markdown as the page shows them. :func:`page_markdown` turns a whole page into p
 readers who study with an assistant (the llms.txt proposal, https://llmstxt.org). Used by the
 site's notebook downloads and plain-markdown export (``_ext/book_links.py``) and by the
 instructor kit (``tools/exercise_kit.py``).
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -14,15 +14,7 @@ _spec.loader.exec_module(backrefs)
 
 # Modules other work had open this session; `python tools/backrefs.py --write` (run by
 # tools/rename_after_merge.py) writes their paragraph, and the script empties this set.
-PENDING_MODULES = {
-    "helpers.models.attention", "helpers.models.checkpointing", "helpers.models.collectives",
-    "helpers.models.distributed_analysis", "helpers.models.dram", "helpers.models.gemm",
-    "helpers.models.inference", "helpers.models.launch", "helpers.models.memory_access",
-    "helpers.models.roofline", "helpers.models.slo",
-    # changed on main since this branch began
-    "helpers.book_checklist", "helpers.book_formulas", "helpers.models.decode_bandwidth",
-    "helpers.notebook_prose",
-}
+PENDING_MODULES: set = set()
 
 USERS = backrefs.users()
 MODULES = backrefs.modules()

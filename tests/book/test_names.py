@@ -21,28 +21,7 @@ CONTRIBUTING = ROOT / "CONTRIBUTING.md"
 
 # (module, parameter) pairs still carrying a replaced name, in modules other work had open;
 # tools/rename_after_merge.py renames them and empties this dict.
-PENDING = {
-    ("attention", "compute_flop_per_s"): "peak_flop_per_s",
-    ("attention", "dram_bytes_per_s"): "mem_bytes_per_s",
-    ("collectives", "ranks"): "n_ranks",
-    ("decode_bandwidth", "bytes_moved"): "n_bytes",   # decode_bandwidth changed on main
-    ("decode_bandwidth", "elapsed_s"): "time_s",
-    ("decode_bandwidth", "hbm_bytes_per_s"): "mem_bytes_per_s",   # with inference, its caller
-    ("decode_bandwidth", "peak_bytes_per_s"): "mem_bytes_per_s",
-    ("distributed_analysis", "model_flop_utilization"): "mfu",
-    ("dram", "bandwidth_bytes_per_s"): "mem_bytes_per_s",
-    ("gemm", "ctas_per_sm"): "blocks_per_sm",
-    ("gemm", "ctas_per_wave"): "blocks_per_wave",
-    ("gemm", "full_rate_flop_per_s"): "peak_flop_per_s",
-    ("gemm", "sms"): "n_sms",
-    ("gemm", "smem_bytes_per_cta"): "smem_per_block_bytes",
-    ("gemm", "tiles"): "n_tiles",
-    ("inference", "hbm_bytes_per_s"): "mem_bytes_per_s",
-    ("memory_access", "element_bytes"): "bytes_per_element",
-    ("memory_access", "hbm_bytes_per_s"): "mem_bytes_per_s",
-    ("memory_access", "peak_bytes_per_s"): "mem_bytes_per_s",
-    ("memory_access", "stream_bytes_per_s"): "mem_bytes_per_s",
-}
+PENDING: dict = {}
 
 # Exported twice on purpose, with the same meaning (one calls the other, or both are the same
 # one-line definition); any other name exported by two model modules must mean one thing.

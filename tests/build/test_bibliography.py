@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 pybtex_db = pytest.importorskip("pybtex.database")
 
 

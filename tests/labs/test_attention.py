@@ -90,7 +90,7 @@ def test_analysis_of_a_gpu_shaped_result(cpu_result):
             pt["seq_len"], pt["head_dim"], pt["bytes_per_element"],
             block_rows=pt["fused_config"]["block_m"], l2_capacity_bytes=H200.l2_bytes,
             concurrent_programs=H200.sm_count * lab.PROGRAMS_PER_SM,
-            compute_flop_per_s=H200.peak_flop_per_s("bf16"), dram_bytes_per_s=H200.hbm_bytes_per_s,
+            peak_flop_per_s=H200.peak_flop_per_s("bf16"), mem_bytes_per_s=H200.hbm_bytes_per_s,
             l2_bytes_per_s=H200.l2_bytes_per_s, n_heads=pt["n_heads"], batch=pt["batch"],
             causal=pt["causal"])
         assert roofline.compute_time_s(row["flop"], H200.peak_flop_per_s("bf16")) <= \

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.bench.sizes import FORCE_CPU_ENV
 from helpers import specs
 from helpers.labs.attention import counters as lab
 from helpers.labs.analysis import attention as view
@@ -97,7 +98,7 @@ def test_a_missing_ncu_stops_the_run(tmp_path):
 
 
 def test_counters_mode_on_a_cpu_says_so(tmp_path, monkeypatch):
-    monkeypatch.setenv("BOOK_FORCE_CPU", "1")
+    monkeypatch.setenv(FORCE_CPU_ENV, "1")
     with pytest.raises(SystemExit, match="needs a CUDA GPU"):
         lab.main(["--out", str(tmp_path)])
     from helpers.labs import attention  # the lab's own flag delegates here

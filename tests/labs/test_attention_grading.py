@@ -8,7 +8,7 @@ import pytest
 
 NOTEBOOK = "labs/attention.ipynb"
 MARKER = "# Exercise: attention kernel"
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def reference_source() -> str:

@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from helpers.bench.sizes import SIZE_ENV
 from helpers.bench import has_cuda
 from helpers.labs import launch_overhead as lab
 from helpers.labs.analysis import launch_overhead as view
@@ -15,7 +16,7 @@ from helpers.models import launch
 
 @pytest.fixture(scope="module")
 def cpu_result(tmp_path_factory, monkeypatch_module):
-    monkeypatch_module.setenv("BOOK_SIZE", "small")
+    monkeypatch_module.setenv(SIZE_ENV, "small")
     out = tmp_path_factory.mktemp("launch")
     lab.main(["--out", str(out), "--device", "cpu", "--size", "small"])
     return load_result(out / f"{lab.LAB}.json")
@@ -116,7 +117,7 @@ def test_bad_input_raises_value_error(call):
 @pytest.mark.gpu
 @pytest.mark.skipif(not has_cuda(), reason="needs a CUDA GPU; none is usable on this machine")
 def test_gpu_run_measures_graphs_and_compiled_kernels(monkeypatch):
-    monkeypatch.setenv("BOOK_SIZE", "small")
+    monkeypatch.setenv(SIZE_ENV, "small")
     r = lab.run("cuda")
     m = r["measurements"]
     assert all("graph" in e for e in m["chain"])

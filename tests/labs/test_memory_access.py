@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 
+from helpers.book import ROOT
 from helpers.labs import core
 from helpers.labs import memory_access as lab
 from helpers.labs.analysis import memory_access as view
@@ -151,7 +152,7 @@ def _run_page_cells(monkeypatch, ref_dir, result):
     monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: glued.__setitem__(key, value))
     monkeypatch.setattr(core, "REFERENCE_DIR", ref_dir)
     monkeypatch.setattr(lab, "run", lambda device=None: result)
-    page = Path(__file__).resolve().parents[2] / "labs" / "memory-access.md"
+    page = ROOT / "labs" / "memory-access.md"
     ns: dict = {}
     for cell in jupytext.read(page).cells:
         src = cell.source

@@ -9,7 +9,7 @@ import pytest
 
 NOTEBOOK = "labs/quantization.ipynb"
 MARKER = "# Exercise: per-channel int8"
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def reference_source() -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 NOTEBOOK = "labs/speculative.ipynb"
 MARKER = "# Exercise: tokens per cycle"
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.book import ROOT  # the repository root, computed once
 
 
 def reference_source() -> str:

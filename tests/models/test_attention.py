@@ -357,17 +357,17 @@ def test_standard_attention_two_level_limits():
 
 
 def test_two_level_time_is_the_slowest_resource():
-    t = att.two_level_time_s(2e12, 1e9, 1e10, compute_flop_per_s=1e15, dram_bytes_per_s=1e12,
+    t = att.two_level_time_s(2e12, 1e9, 1e10, peak_flop_per_s=1e15, mem_bytes_per_s=1e12,
                              l2_bytes_per_s=1e13)
     assert t == pytest.approx(2e-3)  # compute: 2 ms against 1 ms of HBM and 1 ms of L2
-    assert att.two_level_time_s(1.0, 4e9, 1e10, compute_flop_per_s=1e15, dram_bytes_per_s=1e12,
+    assert att.two_level_time_s(1.0, 4e9, 1e10, peak_flop_per_s=1e15, mem_bytes_per_s=1e12,
                                 l2_bytes_per_s=1e13) == pytest.approx(4e-3)
     # an L2 as fast as HBM and no re-read savings: the one-level roofline bound
     n, d, b, kw = 2048, 64, 2.0, dict(block_rows=128, n_heads=8)
     one = att.flash2_attention_hbm_bytes(n, d, b, **kw)
     f = att.attention_flop(n, d, n_heads=8)
     assert att.flash2_attention_time_s(n, d, b, l2_capacity_bytes=0, concurrent_programs=1,
-                                       compute_flop_per_s=1e15, dram_bytes_per_s=1e12,
+                                       peak_flop_per_s=1e15, mem_bytes_per_s=1e12,
                                        l2_bytes_per_s=1e12, **kw) == \
         pytest.approx(roofline.kernel_time_lower_bound_s(f, one, 1e15, 1e12))
 
@@ -398,7 +398,7 @@ def test_the_flashattention_papers_numbers_need_the_second_level():
     lambda: att.flash2_attention_compulsory_bytes(1024, 64, 2.0, stat_bytes=-4.0),
     lambda: att.standard_attention_dram_bytes(1024, 64, 2.0, l2_capacity_bytes=float("nan")),
     lambda: att.standard_attention_l2_traffic_bytes(1024, 64, 2.0, score_passes=-1),
-    lambda: att.two_level_time_s(1.0, 1.0, 1.0, compute_flop_per_s=1.0, dram_bytes_per_s=0.0,
+    lambda: att.two_level_time_s(1.0, 1.0, 1.0, peak_flop_per_s=1.0, mem_bytes_per_s=0.0,
                                  l2_bytes_per_s=1.0),
 ])
 def test_two_level_bad_input_raises_value_error(call):

@@ -119,7 +119,7 @@ def test_tile_terms_count_every_operation_once():
 
 
 def pipe_time(n, d, **kw):
-    args = dict(block_rows=128, block_cols=64, sm_count=132, clock_hz=H200.tensor_boost_clock_hz,
+    args = dict(block_rows=128, block_cols=64, n_sms=132, clock_hz=H200.tensor_boost_clock_hz,
                 fma_ops_per_score=3, alu_ops_per_score=1.5, n_heads=32, batch=16384 // n)
     args.update(RATES)
     args.update(kw)

@@ -141,9 +141,9 @@ def test_all_to_all_two_sizes():
 @pytest.mark.parametrize("call, match", [
     (lambda: m.recursive_doubling_allgather_time_s(1e6, 6, 1e-6, 1e-9), "power of two"),
     (lambda: m.rabenseifner_allreduce_time_s(1e6, 8, 1e-6, 1e-9, -1.0), "gamma_s_per_byte"),
-    (lambda: m.recursive_doubling_allreduce_time_s(1e6, 0, 1e-6, 1e-9), "ranks"),
-    (lambda: m.bruck_alltoall_blocks_sent(0), "ranks"),
-    (lambda: m.in_network_busbw_factor(1.5), "ranks"),
+    (lambda: m.recursive_doubling_allreduce_time_s(1e6, 0, 1e-6, 1e-9), "n_ranks"),
+    (lambda: m.bruck_alltoall_blocks_sent(0), "n_ranks"),
+    (lambda: m.in_network_busbw_factor(1.5), "n_ranks"),
     (lambda: m.all_to_all_bytes_sent(-1.0, 4), "message_bytes"),
     (lambda: m.bruck_allgather_time_s(1e6, 4, float("nan"), 1e-9), "alpha_s"),
 ])

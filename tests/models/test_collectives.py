@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.book import ROOT
 from helpers.models import collectives as c
 
 RANKS = st.integers(1, 64)
@@ -242,7 +243,7 @@ def test_bad_collective_and_fit_inputs():
         c.busbw_factor("gather", 4)
     with pytest.raises(ValueError, match="time_s"):
         c.algbw_bytes_per_s(1.0, 0.0)
-    with pytest.raises(ValueError, match="ranks"):
+    with pytest.raises(ValueError, match="n_ranks"):
         c.fit_alpha_beta([1e3, 1e4], [1e-5, 2e-5], 1)
     with pytest.raises(ValueError, match="distinct sizes"):
         c.fit_alpha_beta([1e3, 1e3], [1e-5, 2e-5], 2)
@@ -331,7 +332,7 @@ def test_regime_fit_bad_input():
         c.fit_alpha_beta_regimes(n, t, 2, min_points=3)
     with pytest.raises(ValueError, match="min_points"):
         c.fit_alpha_beta_regimes(n, t, 2, min_points=1)
-    with pytest.raises(ValueError, match="ranks"):
+    with pytest.raises(ValueError, match="n_ranks"):
         c.fit_alpha_beta_regimes(n, t, 1)
     with pytest.raises(ValueError, match="same length"):
         c.fit_alpha_beta_regimes(n, t[:3], 2)
@@ -365,7 +366,7 @@ def test_flat_region_of_the_shipped_nccl_reference_is_8_bytes_to_4_mib():
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "labs/reference/h200/collectives.json"
+    path = ROOT / "labs/reference/h200/collectives.json"
     run = json.loads(path.read_text())["measurements"]["runs"][0]
     assert run["backend"] == "nccl"
     pts = run["collectives"]["all_reduce"]
@@ -403,7 +404,7 @@ def test_two_point_prediction_of_the_h200_pair_from_its_own_run():
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "labs/reference/h200/collectives.json"
+    path = ROOT / "labs/reference/h200/collectives.json"
     pts = json.loads(path.read_text())["measurements"]["runs"][0]["collectives"]["all_reduce"]
     (n1, t1), (n2, t2), (n, t) = [(q["message_bytes"], q["median_s"]) for q in pts[-3:]]
     assert (n1, n2, n) == (2**28, 2**29, 2**30)

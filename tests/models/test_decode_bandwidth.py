@@ -148,13 +148,13 @@ def test_batch_must_be_a_positive_integer(bad):
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
 def test_bandwidth_and_weights_must_be_positive(bad):
-    with pytest.raises(ValueError, match=r"hbm_bytes_per_s must be a finite number in \(0"):
+    with pytest.raises(ValueError, match=r"mem_bytes_per_s must be a finite number in \(0"):
         db.decode_step_time_lower_bound_s(1e9, 0.0, 1, bad)
     with pytest.raises(ValueError, match="weight_bytes"):
         db.decode_step_bytes(bad, 0.0, 1)
     with pytest.raises(ValueError, match="bytes_per_element"):
         db.weight_bytes(8e9, bad)
-    with pytest.raises(ValueError, match="elapsed_s"):
+    with pytest.raises(ValueError, match="time_s"):
         db.bandwidth_utilization(1e9, bad, 1e12)
 
 

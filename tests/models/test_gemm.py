@@ -26,7 +26,7 @@ def test_nvidia_linear_layer_intensities_are_reproduced():
 def test_triton_tutorial_grouped_ordering_example_is_reproduced():
     # Triton "Matrix Multiplication" tutorial: 9 output blocks of a 9 x 9 grid (K 9 blocks
     # deep) load 90 blocks in row-major order and 54 when grouped by 3.
-    one_wave = dict(m=9, n=9, k=9, block_m=1, block_n=1, bytes_per_element=1.0, ctas_per_wave=9)
+    one_wave = dict(m=9, n=9, k=9, block_m=1, block_n=1, bytes_per_element=1.0, blocks_per_wave=9)
     assert gm.wave_panel_bytes(**one_wave, group_m=1) / 9 == 90
     assert gm.wave_panel_bytes(**one_wave, group_m=3) / 9 == 54
 

@@ -47,7 +47,7 @@ def test_a100_wave_of_256x128_tiles():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="sms"):
+    with pytest.raises(ValueError, match="n_sms"):
         gm.fractional_waves(10, 0)
-    with pytest.raises(ValueError, match="tiles"):
+    with pytest.raises(ValueError, match="n_tiles"):
         gm.fractional_waves(-1, 8)

@@ -75,10 +75,10 @@ def test_published_vllm_memory_split():
     lambda: inf.ttft_lower_bound_s(-0.1),
     lambda: inf.sustainable_request_rate_per_s(0, 0.1, 0.01, 10),
     lambda: inf.prefill_time_lower_bound_s(tf.LLAMA3_8B, prompt_len=0, bytes_per_element=2,
-                                           peak_flop_per_s=P_BF16, hbm_bytes_per_s=M),
+                                           peak_flop_per_s=P_BF16, mem_bytes_per_s=M),
     lambda: inf.decode_step_time_bound_s(tf.LLAMA3_8B, context_len=-1, batch=1,
                                          bytes_per_element=2, peak_flop_per_s=P_BF16,
-                                         hbm_bytes_per_s=M),
+                                         mem_bytes_per_s=M),
 ])
 def test_bad_input_raises(call):
     with pytest.raises(ValueError):
@@ -89,13 +89,13 @@ def test_bad_input_raises(call):
 
 def _prefill(p, **kw):
     return inf.prefill_time_lower_bound_s(tf.LLAMA3_8B, prompt_len=p, bytes_per_element=2,
-                                          peak_flop_per_s=P_BF16, hbm_bytes_per_s=M, **kw)
+                                          peak_flop_per_s=P_BF16, mem_bytes_per_s=M, **kw)
 
 
 def _decode(s, b):
     return inf.decode_step_time_bound_s(tf.LLAMA3_8B, context_len=s, batch=b,
                                         bytes_per_element=2, peak_flop_per_s=P_BF16,
-                                        hbm_bytes_per_s=M)
+                                        mem_bytes_per_s=M)
 
 
 def test_prefill_is_weight_bound_for_short_prompts_and_compute_bound_for_long():
@@ -129,7 +129,7 @@ def test_published_decode_time_per_token_at_databricks_mbu():
     (about 14 GB) at 14 ms per output token on a 2 TB/s part runs at 50 % MBU, i.e. the bound
     is 7 ms. Llama-2-7B's multiplied weights are 13.2 GB: a 6.6 ms bound."""
     t = inf.decode_step_time_bound_s(tf.LLAMA2_7B, context_len=0, batch=1, bytes_per_element=2,
-                                     peak_flop_per_s=312e12, hbm_bytes_per_s=2e12)
+                                     peak_flop_per_s=312e12, mem_bytes_per_s=2e12)
     assert t == pytest.approx(7e-3, rel=0.06)
 
 
@@ -191,9 +191,9 @@ def test_published_nim_latencies_sit_above_the_bounds():
     peak, bw = 2 * h.peak_flop_per_s("fp8"), 2 * h.hbm_bytes_per_s
     step = inf.decode_step_time_bound_s(tf.LLAMA3_70B, context_len=5250, batch=1,
                                         bytes_per_element=1, peak_flop_per_s=peak,
-                                        hbm_bytes_per_s=bw)
+                                        mem_bytes_per_s=bw)
     prefill = inf.prefill_time_lower_bound_s(tf.LLAMA3_70B, prompt_len=5000, bytes_per_element=1,
-                                             peak_flop_per_s=peak, hbm_bytes_per_s=bw)
+                                             peak_flop_per_s=peak, mem_bytes_per_s=bw)
     assert step < 0.01858 < 2 * step  # between 50 % and 100 % of the bandwidth bound
     assert prefill < 0.40677 < 3 * prefill
 

@@ -53,7 +53,7 @@ def test_counters_refuse_bad_shapes(bad):
     for fn in (rf.row_sum_bytes, rf.softmax_bytes, rf.unfused_softmax_bytes):
         with pytest.raises(ValueError, match="rows"):
             fn(bad, 4, 4)
-        with pytest.raises(ValueError, match="element_bytes"):
+        with pytest.raises(ValueError, match="bytes_per_element"):
             fn(4, 4, bad)
     with pytest.raises(ValueError, match="method"):
         rf.softmax_accesses_per_element("flash")

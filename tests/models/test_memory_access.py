@@ -256,7 +256,7 @@ def test_other_functions_reject_bad_arguments():
         ma.derated_bandwidth_bytes_per_s(1e12, 0.0)
     with pytest.raises(ValueError, match="efficiency must be a fraction"):
         ma.derated_bandwidth_bytes_per_s(1e12, 1.5)
-    with pytest.raises(ValueError, match="peak_bytes_per_s must be a finite number"):
+    with pytest.raises(ValueError, match="mem_bytes_per_s must be a finite number"):
         ma.derated_bandwidth_bytes_per_s(float("nan"), 0.5)
     with pytest.raises(ValueError, match="address_bytes must be integers >= 0"):
         ma.bank_of_address(-1)
@@ -345,7 +345,7 @@ def test_predicted_bandwidth_and_transpose_time_follow_the_efficiency():
     naive = ma.predicted_transpose_time_s(8192, 8192, 4.8e12, write_stride=8192)
     assert naive / t == pytest.approx((1 + 1 / ma.predicted_efficiency(8192, 4)) / 2)
     for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="peak_bytes_per_s"):
+        with pytest.raises(ValueError, match="mem_bytes_per_s"):
             ma.predicted_strided_bytes_per_s([1], bad)
-        with pytest.raises(ValueError, match="peak_bytes_per_s"):
+        with pytest.raises(ValueError, match="mem_bytes_per_s"):
             ma.predicted_transpose_time_s(4, 4, bad)

@@ -31,14 +31,14 @@ def test_dram_bytes_limits():
 def test_read_time_and_stream_rate_are_inverse():
     n, dirty = 2**25, 50 * 2**20
     rate = ma.stream_rate_bytes_per_s(n, 1, 42.0e-6, dirty_bytes=dirty)
-    assert ma.strided_read_time_s(n, 1, stream_bytes_per_s=rate, dirty_bytes=dirty) == \
+    assert ma.strided_read_time_s(n, 1, mem_bytes_per_s=rate, dirty_bytes=dirty) == \
         pytest.approx(42.0e-6)
     # without the write-back, the time is the bytes moved over the rate, doubling per stride
-    t = [ma.strided_read_time_s(n, s, stream_bytes_per_s=4e12) for s in (1, 2, 4, 8, 16, 32)]
+    t = [ma.strided_read_time_s(n, s, mem_bytes_per_s=4e12) for s in (1, 2, 4, 8, 16, 32)]
     assert [b / a for a, b in zip(t, t[1:])] == pytest.approx([2, 2, 2, 2, 1])
     assert t[0] == pytest.approx(n * 4 / 4e12)
     # dirty bytes add the same time at every stride
-    extra = ma.strided_read_time_s(n, 8, stream_bytes_per_s=4e12, dirty_bytes=1e9) - t[3]
+    extra = ma.strided_read_time_s(n, 8, mem_bytes_per_s=4e12, dirty_bytes=1e9) - t[3]
     assert extra == pytest.approx(1e9 / 4e12)
 
 
@@ -53,7 +53,7 @@ def test_transpose_from_copy_matches_the_sector_bound_with_32_byte_accesses():
 
 
 def test_smem_bound_counts_passes_and_falls_back_to_hbm():
-    kw = dict(n_sms=132, clock_hz=1.98e9, hbm_bytes_per_s=4.8e12)
+    kw = dict(n_sms=132, clock_hz=1.98e9, mem_bytes_per_s=4.8e12)
     t0 = ma.smem_transpose_min_time_s(8192, 8192, padding_words=0, **kw)
     tiles = (8192 // 32) ** 2
     passes = tiles * (32 + 32 * ma.tile_column_conflict_degree(32))  # row stores + column reads
@@ -63,7 +63,7 @@ def test_smem_bound_counts_passes_and_falls_back_to_hbm():
     assert t1 == pytest.approx(ma.predicted_transpose_time_s(8192, 8192, 4.8e12))  # HBM-bound
     # a partial tile still costs a whole tile's passes
     small = ma.smem_transpose_min_time_s(33, 32, padding_words=0, n_sms=1, clock_hz=1.0,
-                                         hbm_bytes_per_s=1e30)
+                                         mem_bytes_per_s=1e30)
     assert small == 2 * 32 * 33
 
 
@@ -72,10 +72,10 @@ def test_smem_bound_counts_passes_and_falls_back_to_hbm():
     (lambda: ma.dram_bytes_per_element(1, access_bytes=0), "access_bytes"),
     (lambda: ma.stream_rate_bytes_per_s(10, 1, 0.0), "time_s"),
     (lambda: ma.stream_rate_bytes_per_s(10, 1, 1.0, dirty_bytes=-1), "dirty_bytes"),
-    (lambda: ma.strided_read_time_s(10, 1, stream_bytes_per_s=math.nan), "stream_bytes_per_s"),
+    (lambda: ma.strided_read_time_s(10, 1, mem_bytes_per_s=math.nan), "mem_bytes_per_s"),
     (lambda: ma.transpose_time_from_copy_s(-1.0), "copy_time_s"),
     (lambda: ma.smem_transpose_min_time_s(32, 32, padding_words=-1, n_sms=1, clock_hz=1.0,
-                                          hbm_bytes_per_s=1.0), "padding_words"),
+                                          mem_bytes_per_s=1.0), "padding_words"),
 ])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises(ValueError, match=match):

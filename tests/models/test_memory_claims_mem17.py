@@ -52,11 +52,11 @@ def test_both_address_models_accept_integer_valued_floats():
 @pytest.mark.parametrize("stride", [1, 2, 8, 16, 64])
 def test_rate_and_time_of_a_strided_read_are_inverse(stride):
     n, dirty = 2**25, 50 * 2**20
-    t = ma.strided_read_time_s(n, stride, stream_bytes_per_s=4.0e12, dirty_bytes=dirty)
+    t = ma.strided_read_time_s(n, stride, mem_bytes_per_s=4.0e12, dirty_bytes=dirty)
     assert t == pytest.approx((n * min(4 * stride, 64) + dirty) / 4.0e12)
     assert ma.stream_rate_bytes_per_s(n, stride, t, dirty_bytes=dirty) == pytest.approx(4.0e12)
     with pytest.raises(ValueError, match="dirty_bytes"):
-        ma.strided_read_time_s(n, stride, stream_bytes_per_s=4.0e12, dirty_bytes=-1.0)
+        ma.strided_read_time_s(n, stride, mem_bytes_per_s=4.0e12, dirty_bytes=-1.0)
     with pytest.raises(ValueError, match="n_elements"):
         ma.stream_rate_bytes_per_s(0, stride, t)
 

@@ -308,7 +308,7 @@ def test_rank_coordinates_are_a_bijection(dp, tp, pp):
      "capacity_factor"),
     (lambda: par.dropped_tokens([1.5, 2], 1), "expert_loads"),
     (lambda: par.dropped_tokens([1, -2], 1), "expert_loads"),
-    (lambda: par.dropped_tokens([1, 2], -1), "capacity"),
+    (lambda: par.dropped_tokens([1, 2], -1), "capacity_tokens"),
     (lambda: par.load_balance_loss([0.5, 0.5], [1.0]), "same length"),
     (lambda: par.load_balance_loss([0.5, 0.6], [0.5, 0.5]), "token_fractions"),
     (lambda: par.expert_params_per_rank(dense_params=1, expert_params=1, ep=0), "ep"),

@@ -37,10 +37,10 @@ def test_llama_cpp_q4_0_block():
     assert qz.absmax_rms_rounding_error(1.0, 32) == pytest.approx(math.sqrt(31 / 32) / math.sqrt(12))
 
 
-@pytest.mark.parametrize("bad, name", [(dict(block_size=1), "block_size"),
-                                       (dict(block_size=0), "block_size"),
+@pytest.mark.parametrize("bad, name", [(dict(group_size=1), "group_size"),
+                                       (dict(group_size=0), "group_size"),
                                        (dict(rms_scale=-1.0), "rms_scale")])
 def test_bad_input(bad, name):
-    args = dict(rms_scale=1.0, block_size=32) | bad
+    args = dict(rms_scale=1.0, group_size=32) | bad
     with pytest.raises(ValueError, match=name):
         qz.absmax_rms_rounding_error(**args)

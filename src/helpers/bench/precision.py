@@ -14,6 +14,8 @@ the previous value after. The roofline and GEMM labs time fp32 products both way
 'tf32'
 >>> torch.backends.cuda.matmul.fp32_precision == before
 True
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ whole send buffer. Every function returns a new tensor and leaves its input unch
 (integer-valued float32, so every order of summation gives the same bits) before it times
 anything. The runner that sweeps rank counts and sizes and writes ``collective_algorithms.json``
 is :mod:`helpers.labs.collectives_gloo_worker`.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ choice: :func:`sdpa_kernels` (the kernels one call ran, from the profiler) and
 >>> bool(torch.allclose(naive_attention(q, k, v, causal=True),
 ...                     sdpa_attention(q, k, v, causal=True), atol=1e-5))
 True
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ by one (eagerly), :func:`capture_chain` records them in a ``torch.cuda.CUDAGraph
 sweep rotates each chain through several tensors (:func:`sweep_buffers`), so that a kernel's
 tensor has left the L2 cache by the time its turn comes round again and every kernel of a
 large size streams from HBM, as the lab's model assumes.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

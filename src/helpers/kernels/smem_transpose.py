@@ -8,6 +8,8 @@ The lab times :func:`build`'s ``transpose_smem(x, y, pad, stream)`` with ``pad =
 
 Reference: M. Harris, "An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA Developer Blog,
 2013), whose block shape (32 x 8 threads, four elements each) the kernel follows.
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

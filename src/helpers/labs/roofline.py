@@ -87,7 +87,7 @@ LAB = core.Lab(
               "prediction", model="helpers.models.roofline.kernel_time_lower_bound_s",
               ceilings="measured in the same run: torch's copy bandwidth at the largest buffer, "
                        "and the fp32 peak from the SM count, FP32 lanes and the SM clock read "
-                       "at the end of the run (helpers.models.gpu_peaks.peak_flop_per_s)",
+                       "at the end of the run (helpers.models.gpu_peaks.sm_peak_flop_per_s)",
               tolerance=0.10,
               why="far from the ridge one roof alone sets the time, and both roofs are the "
                   "run's; left out: the sweep is a Triton kernel, not torch's copy (the Triton "

@@ -49,6 +49,8 @@ combines them for the programs resident on an SM, :func:`flash2_program_tiles` c
 program's tiles (the causal diagonal's whole), and :func:`flash2_attention_pipe_time_s` places
 the programs in waves (:func:`list_schedule_makespan`) to predict the time (Shah et al. 2024,
 FlashAttention-3, arXiv:2407.08608, Section 3.1).
+
+Used by: chapters/fusion-and-attention.md, labs/attention.md.
 """
 
 from __future__ import annotations
@@ -901,7 +903,7 @@ def standard_attention_dram_bytes(seq_len: int, head_dim: int, bytes_per_element
 
 
 def two_level_time_s(flop: float, dram_bytes: float, l2_traffic_bytes: float, *,
-                     compute_flop_per_s: float, dram_bytes_per_s: float,
+                     peak_flop_per_s: float, mem_bytes_per_s: float,
                      l2_bytes_per_s: float) -> float:
     r"""Predicted time (s) of a kernel limited by the slowest of compute, HBM and L2.
 
@@ -918,7 +920,7 @@ def two_level_time_s(flop: float, dram_bytes: float, l2_traffic_bytes: float, *,
         :math:`F` (FLOP).
     dram_bytes, l2_traffic_bytes : float
         Bytes through HBM and through L2.
-    compute_flop_per_s, dram_bytes_per_s, l2_bytes_per_s : float
+    peak_flop_per_s, mem_bytes_per_s, l2_bytes_per_s : float
         The three rates (FLOP/s, bytes/s, bytes/s).
 
     Returns
@@ -934,15 +936,15 @@ def two_level_time_s(flop: float, dram_bytes: float, l2_traffic_bytes: float, *,
 
     Examples
     --------
-    >>> round(two_level_time_s(1e12, 1e9, 6e9, compute_flop_per_s=1e15, dram_bytes_per_s=4e12,
+    >>> round(two_level_time_s(1e12, 1e9, 6e9, peak_flop_per_s=1e15, mem_bytes_per_s=4e12,
     ...                        l2_bytes_per_s=6e12) * 1e3, 3)
     1.0
     """
     f = positive("flop", flop, allow_zero=True)
     q_dram = positive("dram_bytes", dram_bytes, allow_zero=True)
     q_l2 = positive("l2_traffic_bytes", l2_traffic_bytes, allow_zero=True)
-    p = positive("compute_flop_per_s", compute_flop_per_s)
-    b_dram = positive("dram_bytes_per_s", dram_bytes_per_s)
+    p = positive("peak_flop_per_s", peak_flop_per_s)
+    b_dram = positive("mem_bytes_per_s", mem_bytes_per_s)
     b_l2 = positive("l2_bytes_per_s", l2_bytes_per_s)
     return max(roofline.compute_time_s(f, p), roofline.memory_time_s(q_dram, b_dram),
                roofline.memory_time_s(q_l2, b_l2))
@@ -950,7 +952,7 @@ def two_level_time_s(flop: float, dram_bytes: float, l2_traffic_bytes: float, *,
 
 def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: float, *,
                             block_rows: int, l2_capacity_bytes: float, concurrent_programs: int,
-                            compute_flop_per_s: float, dram_bytes_per_s: float,
+                            peak_flop_per_s: float, mem_bytes_per_s: float,
                             l2_bytes_per_s: float, n_heads: int = 1, batch: int = 1,
                             causal: bool = False, stat_bytes: float = 0.0) -> float:
     r"""Predicted time (s) of a FlashAttention-2 forward: :func:`two_level_time_s` of its traffic.
@@ -970,12 +972,12 @@ def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: floa
     Examples
     --------
     >>> round(flash2_attention_time_s(4096, 128, 2.0, block_rows=128,
-    ...     l2_capacity_bytes=50 * 2**20, concurrent_programs=132, compute_flop_per_s=989.4e12,
-    ...     dram_bytes_per_s=4.8e12, l2_bytes_per_s=6.65e12, n_heads=16, batch=4) * 1e3, 3)
+    ...     l2_capacity_bytes=50 * 2**20, concurrent_programs=132, peak_flop_per_s=989.4e12,
+    ...     mem_bytes_per_s=4.8e12, l2_bytes_per_s=6.65e12, n_heads=16, batch=4) * 1e3, 3)
     0.666
     """
-    for name, value in (("compute_flop_per_s", compute_flop_per_s),
-                        ("dram_bytes_per_s", dram_bytes_per_s), ("l2_bytes_per_s", l2_bytes_per_s)):
+    for name, value in (("peak_flop_per_s", peak_flop_per_s),
+                        ("mem_bytes_per_s", mem_bytes_per_s), ("l2_bytes_per_s", l2_bytes_per_s)):
         positive(name, value)
     f = attention_flop(seq_len, head_dim, n_heads=n_heads, batch=batch, causal=causal)
     kw = dict(block_rows=block_rows, n_heads=n_heads, batch=batch, causal=causal,
@@ -984,8 +986,8 @@ def flash2_attention_time_s(seq_len: int, head_dim: int, bytes_per_element: floa
                                        l2_capacity_bytes=l2_capacity_bytes,
                                        concurrent_programs=concurrent_programs, **kw)
     l2 = flash2_attention_l2_traffic_bytes(seq_len, head_dim, bytes_per_element, **kw)
-    return two_level_time_s(f, dram, l2, compute_flop_per_s=compute_flop_per_s,
-                            dram_bytes_per_s=dram_bytes_per_s, l2_bytes_per_s=l2_bytes_per_s)
+    return two_level_time_s(f, dram, l2, peak_flop_per_s=peak_flop_per_s,
+                            mem_bytes_per_s=mem_bytes_per_s, l2_bytes_per_s=l2_bytes_per_s)
 
 
 # --- inside the SM: the pipes a FlashAttention-2 loop keeps busy ------------------------------
@@ -1234,7 +1236,7 @@ def flash2_sm_tile_cycles(terms: dict, programs_per_sm: int = 1) -> float:
 
 
 def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int,
-                                 block_cols: int, sm_count: int, clock_hz: float,
+                                 block_cols: int, n_sms: int, clock_hz: float,
                                  tensor_fma_per_clock: float, sfu_ops_per_clock: float,
                                  fma_ops_per_clock: float, alu_ops_per_clock: float,
                                  fma_ops_per_score: float, alu_ops_per_score: float,
@@ -1262,7 +1264,7 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
         :math:`N`, :math:`d`.
     block_rows, block_cols : int
         :math:`B_r`, :math:`B_c` of the launch.
-    sm_count : int
+    n_sms : int
         :math:`S`.
     clock_hz : float
         :math:`f` (Hz).
@@ -1297,7 +1299,7 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
     Examples
     --------
     >>> t = flash2_attention_pipe_time_s(4096, 128, block_rows=128, block_cols=128,
-    ...     sm_count=132, clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
+    ...     n_sms=132, clock_hz=1.83e9, tensor_fma_per_clock=2048, sfu_ops_per_clock=16,
     ...     fma_ops_per_clock=128, alu_ops_per_clock=64, fma_ops_per_score=4.5,
     ...     alu_ops_per_score=2.1, n_heads=16, batch=4)
     >>> round(t * 1e3, 3)
@@ -1310,7 +1312,7 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
                                alu_ops_per_clock=alu_ops_per_clock,
                                fma_ops_per_score=fma_ops_per_score,
                                alu_ops_per_score=alu_ops_per_score, exp_per_score=exp_per_score)
-    s = positive_int("sm_count", sm_count, maximum=MAX_PROGRAMS)
+    s = positive_int("n_sms", n_sms, maximum=MAX_PROGRAMS)
     f = positive("clock_hz", clock_hz)
     c0 = positive("program_overhead_cycles", program_overhead_cycles, allow_zero=True)
     r = positive_int("programs_per_sm", programs_per_sm, maximum=64)

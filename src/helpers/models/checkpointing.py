@@ -35,6 +35,8 @@ References
   tau_opt = 117, 57 and 9.1 min).
 * Dubey, A. et al. (2024), "The Llama 3 Herd of Models", arXiv:2407.21783, section 3.3.4 and
   table 5: 419 unexpected interruptions in 54 days of pre-training on 16,384 H100 GPUs.
+
+Used by: chapters/fault-tolerance.md, labs/checkpointing.md.
 """
 
 from __future__ import annotations

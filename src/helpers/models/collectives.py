@@ -33,6 +33,9 @@ References
   workstations", J. Parallel Distrib. Comput. 69(2), 117-124 (the ring all-reduce and its
   lower bound :math:`2\frac{p-1}{p}n\beta`).
 * NVIDIA, nccl-tests, ``doc/PERFORMANCE.md`` (algorithm bandwidth and bus bandwidth).
+
+Used by: chapters/collectives.md, chapters/distributed-analysis.md, labs/collectives.md,
+labs/data-parallel.md.
 """
 
 from __future__ import annotations
@@ -68,9 +71,9 @@ def _collective(name) -> str:
     return key
 
 
-def _args(message_bytes, ranks, alpha_s, beta_s_per_byte):
+def _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte):
     n = positive_array("message_bytes", message_bytes, allow_zero=True)
-    p = positive_int("ranks", ranks)
+    p = positive_int("n_ranks", n_ranks)
     a = positive("alpha_s", alpha_s, allow_zero=True)
     b = positive("beta_s_per_byte", beta_s_per_byte, allow_zero=True)
     return n, p, a, b
@@ -80,7 +83,7 @@ def _ceil_log2(p: int) -> int:
     return (p - 1).bit_length()  # exact for ints: ceil(log2 p), 0 for p = 1
 
 
-def ring_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def ring_allreduce_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a ring all-reduce: a ring reduce-scatter, then a ring all-gather.
 
     .. math:: T_{\text{ring AR}} = 2(p-1)\,\alpha + 2\,\frac{p-1}{p}\,n\,\beta          (the page labels this eq-ring-allreduce)
@@ -94,7 +97,7 @@ def ring_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     ----------
     message_bytes : float or array
         Bytes of the buffer every rank contributes and receives, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         Number of ranks :math:`p` (>= 1); one rank communicates nothing.
     alpha_s : float
         Per-message start-up time :math:`\alpha` (s), >= 0.
@@ -122,11 +125,11 @@ def ring_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     >>> ring_allreduce_time_s(1e9, 8, 5e-6, 1 / 450e9)   # 1 GB over 8 ranks at 450 GB/s
     0.003958888888888889
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b
 
 
-def reduce_scatter_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def reduce_scatter_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a ring reduce-scatter of an ``message_bytes`` input buffer.
 
     .. math:: T_{\text{RS}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta          (the page labels this eq-ring-rs-ag)
@@ -138,7 +141,7 @@ def reduce_scatter_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     ----------
     message_bytes : float or array
         Bytes of each rank's input buffer, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -156,11 +159,11 @@ def reduce_scatter_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     >>> reduce_scatter_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return (p - 1) * a + (p - 1) / p * n * b
 
 
-def all_gather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def all_gather_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a ring all-gather whose gathered (output) buffer is ``message_bytes``.
 
     .. math:: T_{\text{AG}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta          (eq-ring-rs-ag)
@@ -172,7 +175,7 @@ def all_gather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
     ----------
     message_bytes : float or array
         Bytes of the gathered buffer, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -190,11 +193,11 @@ def all_gather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
     >>> all_gather_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return (p - 1) * a + (p - 1) / p * n * b
 
 
-def all_to_all_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def all_to_all_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a pairwise-exchange all-to-all; ``message_bytes`` is one rank's send buffer.
 
     .. math:: T_{\text{A2A}} = (p-1)\,\alpha + \frac{p-1}{p}\,n\,\beta
@@ -206,7 +209,7 @@ def all_to_all_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
     ----------
     message_bytes : float or array
         Bytes of each rank's send buffer, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -229,11 +232,11 @@ def all_to_all_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte
     >>> all_to_all_time_s(1e6, 4, 1e-6, 1e-9)
     0.000753
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return (p - 1) * a + (p - 1) / p * n * b
 
 
-def broadcast_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def broadcast_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a binomial-tree broadcast of ``message_bytes`` from one root.
 
     .. math:: T_{\text{bcast}} = \lceil \log_2 p \rceil\,(\alpha + n\,\beta)
@@ -245,7 +248,7 @@ def broadcast_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte:
     ----------
     message_bytes : float or array
         Bytes broadcast, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -268,11 +271,11 @@ def broadcast_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte:
     >>> round(broadcast_time_s(1e6, 8, 1e-6, 1e-9), 12)
     0.003003
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return _ceil_log2(p) * (a + n * b)
 
 
-def tree_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def tree_allreduce_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of a tree all-reduce: a binomial-tree reduce, then a binomial-tree broadcast.
 
     .. math:: T_{\text{tree AR}} = 2\lceil \log_2 p \rceil\,(\alpha + n\,\beta)          (the page labels this eq-tree-allreduce)
@@ -285,7 +288,7 @@ def tree_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     ----------
     message_bytes : float or array
         Bytes of each rank's buffer, :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -308,7 +311,7 @@ def tree_allreduce_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     >>> round(tree_allreduce_time_s(1e3, 8, 1e-6, 1e-9), 12)
     1.2e-05
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return 2 * _ceil_log2(p) * (a + n * b)
 
 
@@ -327,7 +330,7 @@ def _coefficients(collective: str, p: int) -> tuple[float, float]:
     return float(_ceil_log2(p)), float(_ceil_log2(p))  # broadcast, reduce: binomial tree
 
 
-def collective_time_s(collective: str, message_bytes, ranks: int, alpha_s: float,
+def collective_time_s(collective: str, message_bytes, n_ranks: int, alpha_s: float,
                       beta_s_per_byte: float):
     r"""Time (s) of ``collective`` with its default algorithm (ring; binomial tree for
     broadcast and reduce): :math:`T = c_\alpha(p)\,\alpha + c_\beta(p)\,n\,\beta`.
@@ -357,13 +360,13 @@ def collective_time_s(collective: str, message_bytes, ranks: int, alpha_s: float
     >>> collective_time_s("all_reduce", 1e6, 4, 1e-6, 1e-9) == ring_allreduce_time_s(1e6, 4, 1e-6, 1e-9)
     True
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     ca, cb = _coefficients(collective, p)
     return ca * a + cb * n * b
 
 
-def busbw_factor(collective: str, ranks: int) -> float:
-    r"""Bus bandwidth over algorithm bandwidth for ``collective`` on ``ranks`` ranks (nccl-tests).
+def busbw_factor(collective: str, n_ranks: int) -> float:
+    r"""Bus bandwidth over algorithm bandwidth for ``collective`` on ``n_ranks`` ranks (nccl-tests).
 
     .. math:: \text{busbw} = \text{algbw} \times f, \quad f = \begin{cases} 2(p-1)/p & \text{all-reduce} \\ (p-1)/p & \text{all-gather, reduce-scatter, all-to-all} \\ 1 & \text{broadcast, reduce} \end{cases}          (the page labels this eq-busbw)
 
@@ -375,7 +378,7 @@ def busbw_factor(collective: str, ranks: int) -> float:
     ----------
     collective : str
         One of :data:`COLLECTIVES`.
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
 
     Returns
@@ -392,7 +395,7 @@ def busbw_factor(collective: str, ranks: int) -> float:
     (1.75, 0.875, 1.0)
     """
     c = _collective(collective)
-    p = positive_int("ranks", ranks)
+    p = positive_int("n_ranks", n_ranks)
     if c == "all_reduce":
         return 2.0 * (p - 1) / p
     if c in ("all_gather", "reduce_scatter", "all_to_all"):
@@ -429,7 +432,7 @@ def algbw_bytes_per_s(message_bytes, time_s):
     return n / t
 
 
-def busbw_bytes_per_s(message_bytes, time_s, collective: str, ranks: int):
+def busbw_bytes_per_s(message_bytes, time_s, collective: str, n_ranks: int):
     r"""Bus bandwidth (bytes/s): algbw times :func:`busbw_factor`.
 
     .. math:: \text{busbw} = \frac{n}{t}\, f(\text{collective}, p)
@@ -440,7 +443,7 @@ def busbw_bytes_per_s(message_bytes, time_s, collective: str, ranks: int):
         As in :func:`algbw_bytes_per_s`.
     collective : str
         One of :data:`COLLECTIVES`.
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
 
     Returns
@@ -455,7 +458,7 @@ def busbw_bytes_per_s(message_bytes, time_s, collective: str, ranks: int):
     >>> busbw_bytes_per_s(1e9, 0.01, "all_reduce", 2)
     100000000000.0
     """
-    return algbw_bytes_per_s(message_bytes, time_s) * busbw_factor(collective, ranks)
+    return algbw_bytes_per_s(message_bytes, time_s) * busbw_factor(collective, n_ranks)
 
 
 class AlphaBetaFit(NamedTuple):
@@ -466,7 +469,7 @@ class AlphaBetaFit(NamedTuple):
     residuals: np.ndarray  # relative: model / measured - 1, one per point
 
 
-def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_reduce"
+def fit_alpha_beta(message_bytes, times_s, n_ranks: int, collective: str = "all_reduce"
                    ) -> AlphaBetaFit:
     r"""Fit :math:`\alpha` and :math:`\beta` of :func:`collective_time_s` to measured times.
 
@@ -480,7 +483,7 @@ def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_re
     ----------
     message_bytes, times_s : sequences of float
         At least two distinct sizes (bytes, > 0) and their times (s, > 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 2: one rank sends nothing, so nothing can be fitted).
     collective : str
         One of :data:`COLLECTIVES`; fixes :math:`c_\alpha(p)` and :math:`c_\beta(p)`.
@@ -505,7 +508,7 @@ def fit_alpha_beta(message_bytes, times_s, ranks: int, collective: str = "all_re
     """
     n = positive_array("message_bytes", np.atleast_1d(np.asarray(message_bytes, dtype=float)))
     t = positive_array("times_s", np.atleast_1d(np.asarray(times_s, dtype=float)))
-    p = positive_int("ranks", ranks, minimum=2)
+    p = positive_int("n_ranks", n_ranks, minimum=2)
     if n.shape != t.shape:
         raise ValueError(
             f"message_bytes and times_s must have the same length, got {n.size} and {t.size}")
@@ -542,7 +545,7 @@ class RegimeFit(NamedTuple):
     sse: float  # sum of squared relative residuals of both regimes
 
 
-def fit_alpha_beta_regimes(message_bytes, times_s, ranks: int, collective: str = "all_reduce",
+def fit_alpha_beta_regimes(message_bytes, times_s, n_ranks: int, collective: str = "all_reduce",
                            min_points: int = 2) -> RegimeFit:
     r"""Fit :math:`\alpha` and :math:`\beta` separately to a small- and a large-message regime.
 
@@ -559,7 +562,7 @@ def fit_alpha_beta_regimes(message_bytes, times_s, ranks: int, collective: str =
     ----------
     message_bytes, times_s : sequences of float
         At least ``2 * min_points`` distinct sizes (bytes, > 0) and their times (s, > 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 2).
     collective : str
         One of :data:`COLLECTIVES`; fixes :math:`c_\alpha(p)` and :math:`c_\beta(p)`.
@@ -596,7 +599,7 @@ def fit_alpha_beta_regimes(message_bytes, times_s, ranks: int, collective: str =
     """
     n = positive_array("message_bytes", np.atleast_1d(np.asarray(message_bytes, dtype=float)))
     t = positive_array("times_s", np.atleast_1d(np.asarray(times_s, dtype=float)))
-    positive_int("ranks", ranks, minimum=2)
+    positive_int("n_ranks", n_ranks, minimum=2)
     k_min = positive_int("min_points", min_points, minimum=2)
     if n.shape != t.shape:
         raise ValueError(
@@ -610,8 +613,8 @@ def fit_alpha_beta_regimes(message_bytes, times_s, ranks: int, collective: str =
     best = None
     for split in distinct[k_min:distinct.size - k_min + 1]:
         lo = n < split
-        small = fit_alpha_beta(n[lo], t[lo], ranks, collective)
-        large = fit_alpha_beta(n[~lo], t[~lo], ranks, collective)
+        small = fit_alpha_beta(n[lo], t[lo], n_ranks, collective)
+        large = fit_alpha_beta(n[~lo], t[~lo], n_ranks, collective)
         sse = float(np.sum(small.residuals ** 2) + np.sum(large.residuals ** 2))
         if best is None or sse < best.sse:
             best = RegimeFit(float(split), small, large, sse)
@@ -740,7 +743,7 @@ def _gamma(gamma_s_per_byte) -> float:
     return positive("gamma_s_per_byte", gamma_s_per_byte, allow_zero=True)
 
 
-def recursive_doubling_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+def recursive_doubling_allreduce_time_s(message_bytes, n_ranks: int, alpha_s: float,
                                         beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
     r"""Time (s) of a recursive-doubling all-reduce of an ``message_bytes`` buffer.
 
@@ -758,7 +761,7 @@ def recursive_doubling_allreduce_time_s(message_bytes, ranks: int, alpha_s: floa
     ----------
     message_bytes : float or array
         :math:`n`, the buffer every rank contributes and receives (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -783,14 +786,14 @@ def recursive_doubling_allreduce_time_s(message_bytes, ranks: int, alpha_s: floa
     >>> recursive_doubling_allreduce_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
     0.003303
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     g = _gamma(gamma_s_per_byte)
     pof2, lg = _pof2_log(p)
     extra = 0 if pof2 == p else 2
     return (lg + extra) * a + (lg + extra) * n * b + (lg + extra // 2) * n * g
 
 
-def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+def rabenseifner_allreduce_time_s(message_bytes, n_ranks: int, alpha_s: float,
                                   beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
     r"""Time (s) of Rabenseifner's all-reduce: a reduce-scatter by recursive halving, then an
     all-gather by recursive doubling.
@@ -810,7 +813,7 @@ def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
     ----------
     message_bytes : float or array
         :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte, gamma_s_per_byte : float
         :math:`\alpha` (s), :math:`\beta` and :math:`\gamma` (s/byte), >= 0.
@@ -836,7 +839,7 @@ def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
     >>> rabenseifner_allreduce_time_s(1e6, 8, 1e-6, 1e-9, 1e-10)
     0.0018434999999999999
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     g = _gamma(gamma_s_per_byte)
     pof2, lg = _pof2_log(p)
     f = (pof2 - 1) / pof2
@@ -845,7 +848,7 @@ def rabenseifner_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
     return (2 * lg + 2) * a + (2 * f + 2) * n * b + (1 + f) * n * g
 
 
-def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: float,
+def recursive_doubling_allgather_time_s(message_bytes, n_ranks: int, alpha_s: float,
                                         beta_s_per_byte: float):
     r"""Time (s) of a recursive-doubling all-gather; ``message_bytes`` is the gathered buffer.
 
@@ -858,7 +861,7 @@ def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: floa
     ----------
     message_bytes : float or array
         :math:`n`, the gathered (output) buffer (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p`, a power of two (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -871,7 +874,7 @@ def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: floa
     Raises
     ------
     ValueError
-        ``ranks`` is not a power of two (MPICH then uses Bruck's algorithm or the ring; see
+        ``n_ranks`` is not a power of two (MPICH then uses Bruck's algorithm or the ring; see
         :func:`bruck_allgather_time_s`).
 
     References
@@ -882,13 +885,13 @@ def recursive_doubling_allgather_time_s(message_bytes, ranks: int, alpha_s: floa
     >>> recursive_doubling_allgather_time_s(1e6, 8, 1e-6, 1e-9)
     0.000878
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     if p & (p - 1):
-        raise ValueError(f"ranks must be a power of two for recursive doubling, got {p}")
+        raise ValueError(f"n_ranks must be a power of two for recursive doubling, got {p}")
     return (p.bit_length() - 1) * a + (p - 1) / p * n * b
 
 
-def bruck_allgather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def bruck_allgather_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of Bruck's all-gather on any number of ranks; ``message_bytes`` is gathered.
 
     .. math:: T_{\text{Bruck AG}} = \lceil \log_2 p \rceil\,\alpha + \frac{p-1}{p}\,n\,\beta          (the page labels this eq-bruck-allgather)
@@ -901,7 +904,7 @@ def bruck_allgather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per
     ----------
     message_bytes : float or array
         :math:`n`, the gathered buffer (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -920,11 +923,11 @@ def bruck_allgather_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per
     >>> bruck_allgather_time_s(1e6, 6, 1e-6, 1e-9)
     0.0008363333333333334
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return _ceil_log2(p) * a + (p - 1) / p * n * b
 
 
-def bruck_alltoall_blocks_sent(ranks: int) -> int:
+def bruck_alltoall_blocks_sent(n_ranks: int) -> int:
     r"""Blocks one rank sends in a Bruck all-to-all of :math:`p` blocks (dimensionless count).
 
     .. math:: \sum_{k=0}^{\lceil \log_2 p \rceil - 1} \#\{\,i < p : \text{bit } k \text{ of } i \text{ is } 1\,\}
@@ -935,7 +938,7 @@ def bruck_alltoall_blocks_sent(ranks: int) -> int:
     >>> bruck_alltoall_blocks_sent(8), bruck_alltoall_blocks_sent(6)
     (12, 7)
     """
-    p = positive_int("ranks", ranks)
+    p = positive_int("n_ranks", n_ranks)
     total = 0
     for k in range(_ceil_log2(p)):
         period = 1 << (k + 1)
@@ -943,7 +946,7 @@ def bruck_alltoall_blocks_sent(ranks: int) -> int:
     return total
 
 
-def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_byte: float):
+def bruck_alltoall_time_s(message_bytes, n_ranks: int, alpha_s: float, beta_s_per_byte: float):
     r"""Time (s) of Bruck's all-to-all; ``message_bytes`` is one rank's whole send buffer.
 
     .. math:: T_{\text{Bruck A2A}} = \lceil \log_2 p \rceil\,\alpha + c_p\,\frac{n}{p}\,\beta, \qquad c_{2^L} = \frac{p}{2}L          (the page labels this eq-bruck-alltoall)
@@ -957,7 +960,7 @@ def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     ----------
     message_bytes : float or array
         :math:`n`, one rank's send buffer, :math:`p` blocks of :math:`n/p` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte), >= 0.
@@ -977,11 +980,11 @@ def bruck_alltoall_time_s(message_bytes, ranks: int, alpha_s: float, beta_s_per_
     >>> bruck_alltoall_time_s(1e6, 8, 1e-6, 1e-9)
     0.001503
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     return _ceil_log2(p) * a + bruck_alltoall_blocks_sent(p) * n / p * b
 
 
-def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
+def ring_allreduce_with_gamma_time_s(message_bytes, n_ranks: int, alpha_s: float,
                                      beta_s_per_byte: float, gamma_s_per_byte: float = 0.0):
     r"""Time (s) of a ring all-reduce with its reduction's arithmetic counted.
 
@@ -994,7 +997,7 @@ def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
     ----------
     message_bytes : float or array
         :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
     alpha_s, beta_s_per_byte, gamma_s_per_byte : float
         :math:`\alpha` (s), :math:`\beta` and :math:`\gamma` (s/byte), >= 0.
@@ -1013,12 +1016,12 @@ def ring_allreduce_with_gamma_time_s(message_bytes, ranks: int, alpha_s: float,
     0.0018514999999999998
     """
     g = _gamma(gamma_s_per_byte)
-    t = ring_allreduce_time_s(message_bytes, ranks, alpha_s, beta_s_per_byte)
-    p = positive_int("ranks", ranks)
+    t = ring_allreduce_time_s(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
+    p = positive_int("n_ranks", n_ranks)
     return t + (p - 1) / p * positive_array("message_bytes", message_bytes, allow_zero=True) * g
 
 
-def in_network_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
+def in_network_allreduce_time_s(message_bytes, n_ranks: int, alpha_s: float,
                                 beta_s_per_byte: float):
     r"""Time (s) of an all-reduce reduced inside the switch (NVLink SHARP, InfiniBand SHARP).
 
@@ -1032,7 +1035,7 @@ def in_network_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
     ----------
     message_bytes : float or array
         :math:`n` (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1; the time does not depend on it, the reduction is in the switch).
     alpha_s, beta_s_per_byte : float
         :math:`\alpha` (s) and :math:`\beta` (s/byte) of one rank's link, >= 0.
@@ -1055,12 +1058,12 @@ def in_network_allreduce_time_s(message_bytes, ranks: int, alpha_s: float,
     >>> in_network_allreduce_time_s(1e9, 8, 5e-6, 1 / 450e9)
     0.0022322222222222222
     """
-    n, p, a, b = _args(message_bytes, ranks, alpha_s, beta_s_per_byte)
+    n, p, a, b = _args(message_bytes, n_ranks, alpha_s, beta_s_per_byte)
     del p  # checked; the switch, not the ranks, does the reduction
     return 2 * a + n * b
 
 
-def in_network_busbw_factor(ranks: int) -> float:
+def in_network_busbw_factor(n_ranks: int) -> float:
     r"""The bus bandwidth an in-network all-reduce reports, over one link's bandwidth.
 
     .. math:: \frac{\text{busbw}}{B} = 2\,\frac{p-1}{p} \quad (\alpha \to 0)
@@ -1073,7 +1076,7 @@ def in_network_busbw_factor(ranks: int) -> float:
 
     Parameters
     ----------
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
 
     Returns
@@ -1089,10 +1092,10 @@ def in_network_busbw_factor(ranks: int) -> float:
     >>> in_network_busbw_factor(8)
     1.75
     """
-    return busbw_factor("all_reduce", ranks)
+    return busbw_factor("all_reduce", n_ranks)
 
 
-def all_to_all_bytes_sent(message_bytes, ranks: int):
+def all_to_all_bytes_sent(message_bytes, n_ranks: int):
     r"""Bytes one rank of an all-to-all sends to *other* ranks, from nccl-tests' size.
 
     .. math:: n_{\text{sent}} = \frac{p-1}{p}\,n
@@ -1105,7 +1108,7 @@ def all_to_all_bytes_sent(message_bytes, ranks: int):
     ----------
     message_bytes : float or array
         :math:`n`, one rank's send buffer as nccl-tests counts it (>= 0).
-    ranks : int
+    n_ranks : int
         :math:`p` (>= 1).
 
     Returns
@@ -1122,7 +1125,7 @@ def all_to_all_bytes_sent(message_bytes, ranks: int):
     7000000.0
     """
     n = positive_array("message_bytes", message_bytes, allow_zero=True)
-    p = positive_int("ranks", ranks)
+    p = positive_int("n_ranks", n_ranks)
     return (p - 1) / p * n
 
 

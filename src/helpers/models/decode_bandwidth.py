@@ -31,6 +31,9 @@ References
   a 14 ms time per output token on a 2 TB/s part runs at 50 % MBU.
 * Pope, R. et al. (2023), "Efficiently Scaling Transformer Inference", MLSys: decode at small
   batch is dominated by loading the weights.
+
+Used by: chapters/gpu-architecture.md, chapters/inference-metrics.md,
+chapters/performance-models.md, labs/decode.md.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def decode_step_bytes(weight_bytes: float, kv_cache_bytes_per_sequence: float,
 
 
 def decode_step_time_lower_bound_s(weight_bytes: float, kv_cache_bytes_per_sequence: float,
-                                   batch: int, hbm_bytes_per_s: float) -> float:
+                                   batch: int, mem_bytes_per_s: float) -> float:
     r"""Lower bound (s) on one decode step's time from HBM traffic alone.
 
     .. math:: T_{\text{step}} \ge \frac{Q_w + B\,Q_{kv}}{M}     (the page labels this eq-decode-step)
@@ -92,7 +95,7 @@ def decode_step_time_lower_bound_s(weight_bytes: float, kv_cache_bytes_per_seque
         :math:`Q_{kv}` (bytes, >= 0).
     batch : int
         :math:`B` (>= 1).
-    hbm_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`M`, the HBM bandwidth (bytes/s, > 0), e.g. a ``GPUSpec.hbm_bytes_per_s``.
 
     Returns
@@ -118,11 +121,11 @@ def decode_step_time_lower_bound_s(weight_bytes: float, kv_cache_bytes_per_seque
     2.57
     """
     return (decode_step_bytes(weight_bytes, kv_cache_bytes_per_sequence, batch)
-            / _positive("hbm_bytes_per_s", hbm_bytes_per_s))
+            / _positive("mem_bytes_per_s", mem_bytes_per_s))
 
 
 def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequence: float,
-                                    batch: int, hbm_bytes_per_s: float) -> float:
+                                    batch: int, mem_bytes_per_s: float) -> float:
     r"""Most tokens per second (all sequences together) HBM traffic allows.
 
     .. math:: \text{tokens/s} \le \frac{B\,M}{Q_w + B\,Q_{kv}}     (the page labels this eq-decode-rate)
@@ -135,17 +138,17 @@ def decode_tokens_per_s_upper_bound(weight_bytes: float, kv_cache_bytes_per_sequ
     209.4
     """
     if decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, batch,
-                                      hbm_bytes_per_s) <= 0:
+                                      mem_bytes_per_s) <= 0:
         raise ValueError(f"weight_bytes and kv_cache_bytes_per_sequence are too small for a "
                          f"nonzero step time, got {weight_bytes!r}, "
                          f"{kv_cache_bytes_per_sequence!r}")
     b = _positive_int("batch", batch)
     return b / decode_step_time_lower_bound_s(weight_bytes, kv_cache_bytes_per_sequence, b,
-                                              hbm_bytes_per_s)
+                                              mem_bytes_per_s)
 
 
 def decode_step_time_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, batch: int,
-                       hbm_bytes_per_s: float, n_params: float,
+                       mem_bytes_per_s: float, n_params: float,
                        peak_flop_per_s: float) -> float:
     r"""Roofline estimate (s) of a decode step: KV traffic plus the longer of weight traffic and arithmetic.
 
@@ -180,7 +183,7 @@ def decode_step_time_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, 
     21.1
     """
     b = _positive_int("batch", batch)
-    bw = _positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    bw = _positive("mem_bytes_per_s", mem_bytes_per_s)
     w = _positive("weight_bytes", weight_bytes)
     kv = _positive("kv_cache_bytes_per_sequence", kv_cache_bytes_per_sequence, allow_zero=True)
     n = _positive("n_params", n_params)
@@ -189,7 +192,7 @@ def decode_step_time_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, 
 
 
 def decode_tokens_per_s(weight_bytes: float, kv_cache_bytes_per_sequence: float, batch: int,
-                        hbm_bytes_per_s: float, n_params: float,
+                        mem_bytes_per_s: float, n_params: float,
                         peak_flop_per_s: float) -> float:
     """Tokens per second (all sequences) at the step time of :func:`decode_step_time_s`.
 
@@ -200,11 +203,11 @@ def decode_tokens_per_s(weight_bytes: float, kv_cache_bytes_per_sequence: float,
     """
     b = _positive_int("batch", batch)
     return b / decode_step_time_s(weight_bytes, kv_cache_bytes_per_sequence, b,
-                                  hbm_bytes_per_s, n_params, peak_flop_per_s)
+                                  mem_bytes_per_s, n_params, peak_flop_per_s)
 
 
 def decode_compute_bound_batch(bytes_per_element: float, peak_flop_per_s: float,
-                               hbm_bytes_per_s: float) -> float:
+                               mem_bytes_per_s: float) -> float:
     r"""Batch (dimensionless) at which the weights' arithmetic takes as long as reading them.
 
     Setting :math:`2BN/P = Nb/M` gives
@@ -223,11 +226,11 @@ def decode_compute_bound_batch(bytes_per_element: float, peak_flop_per_s: float,
     """
     return (_positive("bytes_per_element", bytes_per_element) / 2.0
             * _positive("peak_flop_per_s", peak_flop_per_s)
-            / _positive("hbm_bytes_per_s", hbm_bytes_per_s))
+            / _positive("mem_bytes_per_s", mem_bytes_per_s))
 
 
-def bandwidth_utilization(bytes_moved: float, elapsed_s: float,
-                          peak_bytes_per_s: float) -> float:
+def bandwidth_utilization(n_bytes: float, time_s: float,
+                          mem_bytes_per_s: float) -> float:
     r"""Achieved over peak memory bandwidth (dimensionless): :math:`(Q / t) / M`.
 
     For decode this is model bandwidth utilization (MBU), with :math:`Q` the weight and
@@ -244,9 +247,9 @@ def bandwidth_utilization(bytes_moved: float, elapsed_s: float,
     >>> round(bandwidth_utilization(14e9, 14e-3, 2e12), 6)
     0.5
     """
-    return (_positive("bytes_moved", bytes_moved, allow_zero=True)
-            / _positive("elapsed_s", elapsed_s)
-            / _positive("peak_bytes_per_s", peak_bytes_per_s))
+    return (_positive("n_bytes", n_bytes, allow_zero=True)
+            / _positive("time_s", time_s)
+            / _positive("mem_bytes_per_s", mem_bytes_per_s))
 
 
 # --- one configuration's decode-step bytes (moved from the decode lab's runner, issue 16) -----

@@ -18,6 +18,8 @@ References
   VLDB, section 3.2 (gradient bucketing, overlapping all-reduce with the backward pass).
 * Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer Models"
   (model vs hardware FLOP utilization under selective recomputation).
+
+Used by: chapters/distributed-analysis.md, labs/data-parallel.md.
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ def mfu(*, tokens_per_s: float, flop_per_token: float, peak_flop_per_s: float,
     return r * f / (n * p)
 
 
-def hfu(model_flop_utilization: float, *, recomputed_forward_fraction: float) -> float:
+def hfu(mfu: float, *, recomputed_forward_fraction: float) -> float:
     r"""Hardware FLOP utilization: MFU plus the forward work recomputed for the backward pass.
 
     .. math:: \mathrm{HFU} = \mathrm{MFU}\,\Bigl(1 + \frac{r}{3}\Bigr)
@@ -151,7 +153,7 @@ def hfu(model_flop_utilization: float, *, recomputed_forward_fraction: float) ->
 
     Parameters
     ----------
-    model_flop_utilization : float
+    mfu : float
         MFU, in (0, 1].
     recomputed_forward_fraction : float
         :math:`r` in [0, 1]: the share of the forward pass's FLOP done again.
@@ -176,9 +178,9 @@ def hfu(model_flop_utilization: float, *, recomputed_forward_fraction: float) ->
     >>> round(hfu(0.462, recomputed_forward_fraction=1.0), 3)
     0.616
     """
-    m = _checks.positive("model_flop_utilization", model_flop_utilization)
+    m = _checks.positive("mfu", mfu)
     if m > 1:
-        raise ValueError(f"model_flop_utilization must be a fraction in (0, 1], got {model_flop_utilization!r}")
+        raise ValueError(f"mfu must be a fraction in (0, 1], got {mfu!r}")
     r = _checks.fraction("recomputed_forward_fraction", recomputed_forward_fraction)
     return m * (1.0 + r / 3.0)
 

@@ -13,6 +13,8 @@ The models of {ref}`sec-dram-and-numa`:
 Symbols: :math:`R` transfers per second, :math:`w` bus width (bytes), :math:`c` channels,
 :math:`B` bandwidth, :math:`t` latency, :math:`f` remote fraction, :math:`\rho` the
 remote-to-local latency ratio.
+
+Used by: foundations/dram-and-numa.md.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def dram_peak_bytes_per_s(*, transfers_per_s: float, bus_bytes: float = DDR_BUS_
     return c * r * w
 
 
-def lines_in_flight(bandwidth_bytes_per_s: float, latency_s: float,
+def lines_in_flight(mem_bytes_per_s: float, latency_s: float,
                     line_bytes: float = CPU_LINE_BYTES) -> float:
     r"""Cache-line requests that must be outstanding to sustain a bandwidth (dimensionless).
 
@@ -87,7 +89,7 @@ def lines_in_flight(bandwidth_bytes_per_s: float, latency_s: float,
 
     Parameters
     ----------
-    bandwidth_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`B`, the bandwidth to sustain (bytes/s).
     latency_s : float
         :math:`t`, the time from a line's request to its arrival (s).
@@ -112,7 +114,7 @@ def lines_in_flight(bandwidth_bytes_per_s: float, latency_s: float,
     >>> lines_in_flight(12.8e9, 100e-9)
     20.0
     """
-    b = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    b = positive("mem_bytes_per_s", mem_bytes_per_s)
     t = positive("latency_s", latency_s)
     ell = positive("line_bytes", line_bytes)
     return b * t / ell

@@ -35,6 +35,8 @@ References
 * Tillet, P., Kung, H. T. and Cox, D. (2019), "Triton: an intermediate language and compiler
   for tiled neural network computations", MAPL 2019; the Triton matrix-multiplication tutorial
   (grouped ordering, ``GROUP_SIZE_M``).
+
+Used by: chapters/gemm.md, labs/gemm.md.
 """
 
 from __future__ import annotations
@@ -149,8 +151,8 @@ def tile_count(m: int, n: int, block_m: int, block_n: int) -> int:
             * math.ceil(_int("n", n) / _int("block_n", block_n)))
 
 
-def waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> int:
-    r"""Rounds of CTAs a GEMM takes on ``sms`` SMs holding ``ctas_per_sm`` CTAs each.
+def waves(n_tiles: int, n_sms: int, blocks_per_sm: int = 1) -> int:
+    r"""Rounds of CTAs a GEMM takes on ``n_sms`` SMs holding ``blocks_per_sm`` CTAs each.
 
     .. math:: W = \left\lceil \frac{T}{S\,c} \right\rceil
 
@@ -165,13 +167,13 @@ def waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> int:
     >>> waves(2048, 132), waves(132, 132), waves(133, 132)
     (16, 1, 2)
     """
-    _int("tiles", tiles)
-    _int("sms", sms)
-    _int("ctas_per_sm", ctas_per_sm)
-    return _occ.waves(tiles, ctas_per_sm, sms)
+    _int("n_tiles", n_tiles)
+    _int("n_sms", n_sms)
+    _int("blocks_per_sm", blocks_per_sm)
+    return _occ.waves(n_tiles, blocks_per_sm, n_sms)
 
 
-def fractional_waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:
+def fractional_waves(n_tiles: int, n_sms: int, blocks_per_sm: int = 1) -> float:
     r"""Waves (dimensionless) a GEMM's tiles would fill if a wave could be fractional: :math:`T/(S c)`.
 
     .. math:: W_\text{frac} = \frac{T}{S\,c}, \qquad W = \lceil W_\text{frac} \rceil
@@ -191,12 +193,12 @@ def fractional_waves(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:
     >>> round(fractional_waves(133, 132), 4), waves(133, 132)
     (1.0076, 2)
     """
-    t = _int("tiles", tiles)
-    s, c = _int("sms", sms), _int("ctas_per_sm", ctas_per_sm)
+    t = _int("n_tiles", n_tiles)
+    s, c = _int("n_sms", n_sms), _int("blocks_per_sm", blocks_per_sm)
     return t / (s * c)
 
 
-def wave_efficiency(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:
+def wave_efficiency(n_tiles: int, n_sms: int, blocks_per_sm: int = 1) -> float:
     r"""Share of the CTA slots of all waves that hold a tile: 1 when the last wave is full.
 
     .. math:: \eta_\text{wave} = \frac{T}{W\,S\,c}
@@ -217,8 +219,8 @@ def wave_efficiency(tiles: int, sms: int, ctas_per_sm: int = 1) -> float:
     >>> wave_efficiency(132, 132), round(wave_efficiency(133, 132), 3)
     (1.0, 0.504)
     """
-    t = _int("tiles", tiles)
-    s, c = _int("sms", sms), _int("ctas_per_sm", ctas_per_sm)
+    t = _int("n_tiles", n_tiles)
+    s, c = _int("n_sms", n_sms), _int("blocks_per_sm", blocks_per_sm)
     return t / (waves(t, s, c) * s * c)
 
 
@@ -296,7 +298,7 @@ def accumulator_registers(block_m: int, block_n: int, num_warps: int, *,
     return bm * bn * _pos("accumulator_bytes", accumulator_bytes) / 4.0 / (ws * w)
 
 
-def ctas_per_sm_by_smem(smem_bytes_per_cta: float, limits) -> int:
+def ctas_per_sm_by_smem(smem_per_block_bytes: float, limits) -> int:
     r"""CTAs one SM can hold by shared memory alone (0 if one does not fit).
 
     .. math:: c = \left\lfloor \frac{S_\mathrm{SM}}{\lceil S_\text{CTA} + r \rceil_u} \right\rfloor
@@ -317,7 +319,7 @@ def ctas_per_sm_by_smem(smem_bytes_per_cta: float, limits) -> int:
     (1, 3)
     """
     _checks.has_attributes("limits", limits, ("max_smem_per_block_bytes", "smem_per_sm_bytes"))
-    s = _pos("smem_bytes_per_cta", smem_bytes_per_cta, allow_zero=True)
+    s = _pos("smem_per_block_bytes", smem_per_block_bytes, allow_zero=True)
     if s > limits.max_smem_per_block_bytes:
         return 0
     per = _occ.smem_per_block_bytes(int(math.ceil(s)), reserved_bytes=limits.smem_reserved_per_block_bytes,
@@ -360,7 +362,7 @@ def grouped_tile_order(m_tiles: int, n_tiles: int, group_m: int) -> list[tuple[i
 
 
 def wave_panel_bytes(m: int, n: int, k: int, block_m: int, block_n: int,
-                     bytes_per_element: float, group_m: int, ctas_per_wave: int) -> float:
+                     bytes_per_element: float, group_m: int, blocks_per_wave: int) -> float:
     r"""Bytes fetched from HBM when each wave reads every distinct A row panel and B column
     panel it touches once (shared within the wave through L2), summed over the waves.
 
@@ -371,7 +373,7 @@ def wave_panel_bytes(m: int, n: int, k: int, block_m: int, block_n: int,
 
     Assumptions
     -----------
-    CTAs run in program-id order, ``ctas_per_wave`` at a time; L2 keeps one wave's panels and
+    CTAs run in program-id order, ``blocks_per_wave`` at a time; L2 keeps one wave's panels and
     nothing from the previous wave. A simple model of why grouped ordering helps: a wave of
     row-major tiles spans few rows but many columns, a grouped wave a compact block.
 
@@ -392,7 +394,7 @@ def wave_panel_bytes(m: int, n: int, k: int, block_m: int, block_n: int,
     m, n, k = _int("m", m), _int("n", n), _int("k", k)
     bm, bn = _int("block_m", block_m), _int("block_n", block_n)
     b = _pos("bytes_per_element", bytes_per_element)
-    per = _int("ctas_per_wave", ctas_per_wave)
+    per = _int("blocks_per_wave", blocks_per_wave)
     order = grouped_tile_order(math.ceil(m / bm), math.ceil(n / bn), group_m)
     total = 0
     for start in range(0, len(order), per):
@@ -408,9 +410,9 @@ __all__ += ["quantized_rate_flop_per_s"]
 
 
 def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
-                              full_rate_flop_per_s: float, sms: int,
-                              ctas_per_sm: int = 1) -> float:
-    r"""Rate of a tiled GEMM whose SMs, when all busy, run at ``full_rate_flop_per_s`` (FLOP/s).
+                              peak_flop_per_s: float, n_sms: int,
+                              blocks_per_sm: int = 1) -> float:
+    r"""Rate of a tiled GEMM whose SMs, when all busy, run at ``peak_flop_per_s`` (FLOP/s).
 
     .. math:: R = R_\text{full}\;\eta_\text{wave}\;\eta_\text{tile}
 
@@ -426,11 +428,11 @@ def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
         The result's rows and columns.
     block_m, block_n : int
         The tile (elements).
-    full_rate_flop_per_s : float
+    peak_flop_per_s : float
         :math:`R_\text{full}` (FLOP/s).
-    sms : int
+    n_sms : int
         SMs on the GPU.
-    ctas_per_sm : int
+    blocks_per_sm : int
         CTAs resident per SM (1 for the lab's large-tile kernels).
 
     Returns
@@ -453,13 +455,13 @@ def quantized_rate_flop_per_s(m: int, n: int, block_m: int, block_n: int, *,
     --------
     The H200's dense bf16 peak (989.4 TFLOP/s) and 128 x 256 tiles on its 132 SMs:
 
-    >>> round(quantized_rate_flop_per_s(8192, 8192, 128, 256, full_rate_flop_per_s=989.4e12,
-    ...                                 sms=132) / 1e12, 1)
+    >>> round(quantized_rate_flop_per_s(8192, 8192, 128, 256, peak_flop_per_s=989.4e12,
+    ...                                 n_sms=132) / 1e12, 1)
     959.4
     """
-    r = _checks.positive("full_rate_flop_per_s", full_rate_flop_per_s)
-    tiles = tile_count(m, n, block_m, block_n)
-    return (r * wave_efficiency(tiles, sms, ctas_per_sm)
+    r = _checks.positive("peak_flop_per_s", peak_flop_per_s)
+    n_tiles = tile_count(m, n, block_m, block_n)
+    return (r * wave_efficiency(n_tiles, n_sms, blocks_per_sm)
             * tile_quantization_efficiency(m, n, block_m, block_n))
 
 

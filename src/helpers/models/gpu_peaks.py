@@ -455,7 +455,3 @@ def derived_sparse_peak_flop_per_s(spec, precision: str) -> float:
     return sm_sparse_peak_flop_per_s(_require(spec, "sm_count"),
                                   fma_per_clock_per_sm(spec, precision),
                                   clock_for_precision_hz(spec, precision))
-
-
-# Kept for src/helpers/labs/analysis/roofline.py until tools/rename_after_merge.py runs.
-peak_flop_per_s = sm_peak_flop_per_s

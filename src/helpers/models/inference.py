@@ -18,6 +18,8 @@ measured and simulated traces through :func:`trace_metrics`.
 
 The definitions follow NVIDIA's benchmarking guide for LLM serving (NIM, "Metrics"), which
 also notes that the first-token time includes queueing, prefill and the network.
+
+Used by: chapters/inference-metrics.md, chapters/scheduling-and-kv-cache.md.
 """
 
 from __future__ import annotations
@@ -334,7 +336,7 @@ def max_concurrent_requests(hbm_bytes: float, weight_bytes: float, kv_bytes_per_
 
 def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
                                bytes_per_element: float, peak_flop_per_s: float,
-                               hbm_bytes_per_s: float, batch: int = 1) -> float:
+                               mem_bytes_per_s: float, batch: int = 1) -> float:
     r"""Lower bound (s) on the prefill of ``batch`` prompts of ``prompt_len`` tokens.
 
     .. math::
@@ -357,7 +359,7 @@ def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
         Bytes per weight (2 for bf16).
     peak_flop_per_s : float
         :math:`\Pi`, the peak rate in the weights' precision (FLOP/s).
-    hbm_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`M` (bytes/s).
     batch : int
         Prompts prefilled together (>= 1).
@@ -374,22 +376,22 @@ def prefill_time_lower_bound_s(cfg: "tf.TransformerConfig", *, prompt_len: int,
 
     >>> from helpers.models.transformer import LLAMA3_8B
     >>> round(prefill_time_lower_bound_s(LLAMA3_8B, prompt_len=1, bytes_per_element=2,
-    ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)   # one token: weights
+    ...       peak_flop_per_s=989.4e12, mem_bytes_per_s=4.8e12) * 1e3, 2)   # one token: weights
     3.13
     """
     _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
-    positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    positive("mem_bytes_per_s", mem_bytes_per_s)
     positive_int("prompt_len", prompt_len)
     _checks.at_most("prompt_len", prompt_len, 2**53)
     p = positive_int("prompt_len", prompt_len)
     flop = tf.prefill_flop(cfg, seq_len=p, batch=positive_int("batch", batch))
     w = tf.weight_bytes(tf.matmul_parameter_count(cfg), bytes_per_element)
-    return roofline.kernel_time_lower_bound_s(flop, w, peak_flop_per_s, hbm_bytes_per_s)
+    return roofline.kernel_time_lower_bound_s(flop, w, peak_flop_per_s, mem_bytes_per_s)
 
 
 def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, batch: int,
                              bytes_per_element: float, peak_flop_per_s: float,
-                             hbm_bytes_per_s: float) -> float:
+                             mem_bytes_per_s: float) -> float:
     r"""Roofline estimate (s) of one decode step of ``batch`` sequences at ``context_len`` tokens.
 
     .. math::
@@ -411,7 +413,7 @@ def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, b
 
     >>> from helpers.models.transformer import LLAMA3_8B
     >>> round(decode_step_time_bound_s(LLAMA3_8B, context_len=0, batch=1, bytes_per_element=2,
-    ...       peak_flop_per_s=989.4e12, hbm_bytes_per_s=4.8e12) * 1e3, 2)
+    ...       peak_flop_per_s=989.4e12, mem_bytes_per_s=4.8e12) * 1e3, 2)
     3.13
     """
     _checks.has_attributes("cfg", cfg, ("d_model", "n_layers", "n_heads"))
@@ -421,7 +423,7 @@ def decode_step_time_bound_s(cfg: "tf.TransformerConfig", *, context_len: int, b
     kv = tf.kv_cache_bytes(batch=1, seq_len=s, n_layers=cfg.n_layers, n_kv_heads=cfg.n_kv_heads,
                            head_dim=cfg.head_dim, bytes_per_element=bytes_per_element)
     return decode_bandwidth.decode_step_time_s(tf.weight_bytes(n, bytes_per_element), kv, b,
-                                               hbm_bytes_per_s, n, peak_flop_per_s)
+                                               mem_bytes_per_s, n, peak_flop_per_s)
 
 
 def ttft_lower_bound_s(prefill_s: float, queue_s: float = 0.0) -> float:

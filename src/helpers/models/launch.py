@@ -34,6 +34,8 @@ warm-up on a side stream.
 CUDA.jl documentation, "Graphs": an RK4 integration of 10 steps (80 broadcast kernels) takes
 about 260 µs launched normally and 70 µs launched as a graph, with 3.5 µs of CPU time; the
 tests reproduce these three numbers from the model (``tests/models/test_launch.py``).
+
+Used by: labs/launch-overhead.md.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ Accesses") and section "Shared Memory" ("Shared Memory and Memory Banks", "Share
 Matrix Multiplication (C=AA^T)"). NVIDIA, *CUDA C++ Programming Guide*, "Device Memory
 Accesses" and the shared-memory section of "Compute Capability 5.x" (strided and irregular
 access figures).
+
+Used by: chapters/memory-optimization.md, labs/memory-access.md.
 """
 
 from __future__ import annotations
@@ -365,7 +367,7 @@ def bytes_moved_per_useful_byte(*, stride_elements: int, bytes_per_element: int 
     return min(s * b, seg * -(-b // seg)) / b
 
 
-def derated_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) -> float:
+def derated_bandwidth_bytes_per_s(mem_bytes_per_s: float, efficiency: float) -> float:
     r"""Useful bytes per second of an access pattern on a bandwidth-bound device (bytes/s).
 
     The peak derated by the pattern's efficiency (not the size over time of a transfer:
@@ -375,7 +377,7 @@ def derated_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) ->
 
     Parameters
     ----------
-    peak_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`M`, the memory's bandwidth (bytes/s).
     efficiency : float
         :math:`\eta` in (0, 1] (:func:`strided_efficiency`).
@@ -400,7 +402,7 @@ def derated_bandwidth_bytes_per_s(peak_bytes_per_s: float, efficiency: float) ->
     >>> derated_bandwidth_bytes_per_s(4.8e12, 0.125) / 1e12
     0.6
     """
-    m = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    m = _checks.positive("mem_bytes_per_s", mem_bytes_per_s)
     eta = _checks.fraction("efficiency", efficiency)
     if eta == 0:
         raise ValueError(f"efficiency must be a fraction in (0, 1], got {efficiency!r}")
@@ -644,7 +646,7 @@ __all__ += ["FP32_BYTES", "predicted_efficiency", "predicted_conflict_degree",
             "predicted_strided_bytes_per_s", "predicted_transpose_time_s"]
 
 
-def predicted_efficiency(stride: int, element_bytes: int, *,
+def predicted_efficiency(stride: int, bytes_per_element: int, *,
                          segment_bytes: int = SECTOR_BYTES) -> float:
     r"""Coalescing efficiency of a warp reading 32 elements ``stride`` apart (dimensionless).
 
@@ -658,7 +660,7 @@ def predicted_efficiency(stride: int, element_bytes: int, *,
     ----------
     stride : int
         :math:`s`, elements between neighbouring threads' addresses (>= 1).
-    element_bytes : int
+    bytes_per_element : int
         :math:`b`, bytes per element (a divisor of ``segment_bytes``).
     segment_bytes : int
         :math:`S`: 32 for a GPU sector, 64 for a CPU cache line.
@@ -681,10 +683,10 @@ def predicted_efficiency(stride: int, element_bytes: int, *,
     0.0625
     """
     s = _checks.positive_int("stride", stride)
-    b = _checks.positive_int("element_bytes", element_bytes)
+    b = _checks.positive_int("bytes_per_element", bytes_per_element)
     seg = _checks.positive_int("segment_bytes", segment_bytes)
     if seg % b:
-        raise ValueError(f"element_bytes must divide segment_bytes={seg}, got {b}")
+        raise ValueError(f"bytes_per_element must divide segment_bytes={seg}, got {b}")
     return strided_efficiency(stride_elements=s, bytes_per_element=b, segment_bytes=seg)
 
 
@@ -706,7 +708,7 @@ def predicted_conflict_degree(tile_dim: int, padding_words: int = 0) -> int:
     return tile_column_conflict_degree(d, padding_words=pad)
 
 
-def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
+def predicted_strided_bytes_per_s(strides, mem_bytes_per_s: float, *,
                                   segment_bytes: int = SECTOR_BYTES) -> list[float]:
     r"""Effective (useful) bandwidth of the strided read at each stride (bytes/s).
 
@@ -719,7 +721,7 @@ def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
     >>> [x / 1e12 for x in predicted_strided_bytes_per_s([1, 2, 8], 4.8e12)]
     [4.8, 2.4, 0.6]
     """
-    peak = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    peak = _checks.positive("mem_bytes_per_s", mem_bytes_per_s)
     strides = _checks.sequence("strides", strides)
     for i, s in enumerate(strides):
         _checks.positive_int(f"strides[{i}]", s)
@@ -727,7 +729,7 @@ def predicted_strided_bytes_per_s(strides, peak_bytes_per_s: float, *,
             for s in strides]
 
 
-def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
+def predicted_transpose_time_s(rows: int, cols: int, mem_bytes_per_s: float, *,
                                write_stride: int = 1) -> float:
     r"""Lower bound on the time of an ``rows x cols`` float32 transpose (seconds).
 
@@ -743,7 +745,7 @@ def predicted_transpose_time_s(rows: int, cols: int, peak_bytes_per_s: float, *,
     """
     m = _checks.positive_int("rows", rows)
     n = _checks.positive_int("cols", cols)
-    peak = _checks.positive("peak_bytes_per_s", peak_bytes_per_s)
+    peak = _checks.positive("mem_bytes_per_s", mem_bytes_per_s)
     _checks.positive_int("write_stride", write_stride)
     half = m * n * FP32_BYTES
     eta_w = predicted_efficiency(write_stride, FP32_BYTES)
@@ -761,7 +763,7 @@ __all__ += ["DRAM_ACCESS_BYTES", "dram_bytes_per_element", "accesses_abut", "str
             "strided_read_time_s", "transpose_time_from_copy_s", "smem_transpose_min_time_s"]
 
 
-def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
+def dram_bytes_per_element(stride: int, bytes_per_element: int = FP32_BYTES, *,
                            access_bytes: int = DRAM_ACCESS_BYTES) -> float:
     r"""HBM bytes a long strided stream moves per element it uses (bytes).
 
@@ -780,7 +782,7 @@ def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
     ----------
     stride : int
         :math:`s`, elements between consecutive used elements (>= 1).
-    element_bytes : int
+    bytes_per_element : int
         :math:`b` (bytes).
     access_bytes : int
         :math:`G`, bytes per isolated access (64 on Hopper; 32 for a sector-only model).
@@ -802,13 +804,13 @@ def dram_bytes_per_element(stride: int, element_bytes: int = FP32_BYTES, *,
     [4.0, 8.0, 32.0, 64.0, 64.0]
     """
     s = _checks.positive_int("stride", stride)
-    b = _checks.positive_int("element_bytes", element_bytes)
+    b = _checks.positive_int("bytes_per_element", bytes_per_element)
     g = _checks.positive_int("access_bytes", access_bytes)
     return bytes_moved_per_useful_byte(stride_elements=s, bytes_per_element=b,
                                        segment_bytes=g) * b
 
 
-def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
+def accesses_abut(stride: int, bytes_per_element: int = FP32_BYTES, *,
                   access_bytes: int = DRAM_ACCESS_BYTES) -> bool:
     r"""Whether a strided stream's HBM accesses abut, leaving no gap between them (a bool).
 
@@ -823,7 +825,7 @@ def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
 
     Parameters
     ----------
-    stride, element_bytes, access_bytes : int
+    stride, bytes_per_element, access_bytes : int
         :math:`s`, :math:`b` and :math:`G`, as :func:`dram_bytes_per_element`.
 
     Returns
@@ -843,13 +845,13 @@ def accesses_abut(stride: int, element_bytes: int = FP32_BYTES, *,
     [True, True, True, False, False]
     """
     s = _checks.positive_int("stride", stride)
-    b = _checks.positive_int("element_bytes", element_bytes)
+    b = _checks.positive_int("bytes_per_element", bytes_per_element)
     g = _checks.positive_int("access_bytes", access_bytes)
     return s * b <= g
 
 
 def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
-                            dirty_bytes: float = 0.0, element_bytes: int = FP32_BYTES,
+                            dirty_bytes: float = 0.0, bytes_per_element: int = FP32_BYTES,
                             access_bytes: int = DRAM_ACCESS_BYTES) -> float:
     r"""HBM rate implied by a measured strided read (bytes/s): the bytes it moved over its time.
 
@@ -869,7 +871,7 @@ def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
         :math:`T`, the measured time (s).
     dirty_bytes : float
         :math:`Q_{\text{dirty}}` (bytes, >= 0).
-    element_bytes, access_bytes : int
+    bytes_per_element, access_bytes : int
         As :func:`dram_bytes_per_element`.
 
     Returns
@@ -889,18 +891,18 @@ def stream_rate_bytes_per_s(n_elements: int, stride: int, time_s: float, *,
     4.44
     """
     t = _checks.positive("time_s", time_s)
-    return _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) / t
+    return _read_dram_bytes(n_elements, stride, dirty_bytes, bytes_per_element, access_bytes) / t
 
 
-def _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) -> float:
+def _read_dram_bytes(n_elements, stride, dirty_bytes, bytes_per_element, access_bytes) -> float:
     """n q(s) + Q_dirty: the bytes a strided read moves through HBM."""
     n = _checks.positive_int("n_elements", n_elements)
     dirty = _checks.positive("dirty_bytes", dirty_bytes, allow_zero=True)
-    return n * dram_bytes_per_element(stride, element_bytes, access_bytes=access_bytes) + dirty
+    return n * dram_bytes_per_element(stride, bytes_per_element, access_bytes=access_bytes) + dirty
 
 
-def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: float,
-                        dirty_bytes: float = 0.0, element_bytes: int = FP32_BYTES,
+def strided_read_time_s(n_elements: int, stride: int, *, mem_bytes_per_s: float,
+                        dirty_bytes: float = 0.0, bytes_per_element: int = FP32_BYTES,
                         access_bytes: int = DRAM_ACCESS_BYTES) -> float:
     r"""Time of a read of ``n_elements`` elements ``stride`` apart at a stream rate (seconds).
 
@@ -914,11 +916,11 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
     ----------
     n_elements, stride : int
         :math:`n` and :math:`s`.
-    stream_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`B` (bytes/s).
     dirty_bytes : float
         :math:`Q_{\text{dirty}}`, bytes written back during the read (>= 0).
-    element_bytes, access_bytes : int
+    bytes_per_element, access_bytes : int
         As :func:`dram_bytes_per_element`.
 
     Returns
@@ -941,15 +943,15 @@ def strided_read_time_s(n_elements: int, stride: int, *, stream_bytes_per_s: flo
     Examples
     --------
     >>> b = stream_rate_bytes_per_s(2**25, 1, 42.0e-6, dirty_bytes=50 * 2**20)
-    >>> round(strided_read_time_s(2**25, 8, stream_bytes_per_s=b, dirty_bytes=50 * 2**20) * 1e6)
+    >>> round(strided_read_time_s(2**25, 8, mem_bytes_per_s=b, dirty_bytes=50 * 2**20) * 1e6)
     253
     """
-    rate = _checks.positive("stream_bytes_per_s", stream_bytes_per_s)
-    return _read_dram_bytes(n_elements, stride, dirty_bytes, element_bytes, access_bytes) / rate
+    rate = _checks.positive("mem_bytes_per_s", mem_bytes_per_s)
+    return _read_dram_bytes(n_elements, stride, dirty_bytes, bytes_per_element, access_bytes) / rate
 
 
 def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,
-                               element_bytes: int = FP32_BYTES,
+                               bytes_per_element: int = FP32_BYTES,
                                access_bytes: int = DRAM_ACCESS_BYTES) -> float:
     r"""Time of a transpose that reads rows and writes ``write_stride`` apart, from a copy's (s).
 
@@ -967,7 +969,7 @@ def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,
         :math:`T_{\text{copy}}`, the measured copy of the same bytes (s).
     write_stride : int
         :math:`s_w`, elements between consecutive writes (1 tiled, ``rows`` naive).
-    element_bytes, access_bytes : int
+    bytes_per_element, access_bytes : int
         As :func:`dram_bytes_per_element`.
 
     Returns
@@ -993,14 +995,14 @@ def transpose_time_from_copy_s(copy_time_s: float, *, write_stride: int = 1,
     (1.0, 8.5)
     """
     t = _checks.positive("copy_time_s", copy_time_s)
-    b = _checks.positive_int("element_bytes", element_bytes)
+    b = _checks.positive_int("bytes_per_element", bytes_per_element)
     s_w = _checks.positive_int("write_stride", write_stride)
     a_w = dram_bytes_per_element(s_w, b, access_bytes=access_bytes) / b
     return t * (1.0 + a_w) / 2.0
 
 
 def smem_transpose_min_time_s(rows: int, cols: int, *, padding_words: int, n_sms: int,
-                              clock_hz: float, hbm_bytes_per_s: float,
+                              clock_hz: float, mem_bytes_per_s: float,
                               tile_dim: int = 32) -> float:
     r"""Least time of a shared-memory tiled float32 transpose (seconds): banks or HBM.
 
@@ -1022,7 +1024,7 @@ def smem_transpose_min_time_s(rows: int, cols: int, *, padding_words: int, n_sms
         :math:`n_{\text{SM}}`.
     clock_hz : float
         :math:`f`, the SM clock (the datasheet's boost clock for a bound).
-    hbm_bytes_per_s : float
+    mem_bytes_per_s : float
         :math:`B` (datasheet).
     tile_dim : int
         :math:`t` (32 in the lab's CUDA C kernel).
@@ -1040,14 +1042,14 @@ def smem_transpose_min_time_s(rows: int, cols: int, *, padding_words: int, n_sms
     Examples
     --------
     >>> round(smem_transpose_min_time_s(8192, 8192, padding_words=0, n_sms=132, clock_hz=1.98e9,
-    ...                                 hbm_bytes_per_s=4.8e12) * 1e6, 1)
+    ...                                 mem_bytes_per_s=4.8e12) * 1e6, 1)
     264.8
     """
     m = _checks.positive_int("rows", rows)
     n = _checks.positive_int("cols", cols)
     sms = _checks.positive_int("n_sms", n_sms)
     f = _checks.positive("clock_hz", clock_hz)
-    hbm = _checks.positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    hbm = _checks.positive("mem_bytes_per_s", mem_bytes_per_s)
     t = _checks.positive_int("tile_dim", tile_dim)
     d = predicted_conflict_degree(t, padding_words)
     tiles = -(-m // t) * -(-n // t)

@@ -31,6 +31,9 @@ References
   Approach*, 5th ed., chapter 4, figure 4.11 (NEC SX-9 and Core i7 920 rooflines).
 * McCalpin, J. D. (1995), "Memory bandwidth and machine balance in current high performance
   computers", IEEE TCCA Newsletter: machine balance, the ridge point under another name.
+
+Used by many pages, among them: chapters/fusion-and-attention.md, chapters/gemm.md,
+chapters/gpu-architecture.md, chapters/performance-models.md, labs/attention.md, labs/gemm.md.
 """
 
 from __future__ import annotations
@@ -348,34 +351,34 @@ __all__ += ["row_sum_bytes", "softmax_bytes", "unfused_softmax_pass_bytes", "unf
             "SOFTMAX_ACCESSES", "softmax_accesses_per_element", "softmax_traffic_bytes"]
 
 
-def _shape(rows, cols, element_bytes) -> tuple[int, int, int]:
+def _shape(rows, cols, bytes_per_element) -> tuple[int, int, int]:
     return (_checks.positive_int("rows", rows), _checks.positive_int("cols", cols),
-            _checks.positive_int("element_bytes", element_bytes))
+            _checks.positive_int("bytes_per_element", bytes_per_element))
 
 
-def row_sum_bytes(rows: int, cols: int, element_bytes: int) -> float:
+def row_sum_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Least bytes a row sum of a ``rows x cols`` tensor moves: the tensor read once, one
     element written per row.
 
     >>> row_sum_bytes(1024, 4096, 4) / 2**20
     16.00390625
     """
-    r, c, e = _shape(rows, cols, element_bytes)
+    r, c, e = _shape(rows, cols, bytes_per_element)
     return float(r * c * e + r * e)
 
 
-def softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+def softmax_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Least bytes a fused row softmax moves when each row stays on chip between its load and
     its store: the tensor read once and written once.
 
     >>> softmax_bytes(1024, 4096, 4) / 2**20
     32.0
     """
-    r, c, e = _shape(rows, cols, element_bytes)
+    r, c, e = _shape(rows, cols, bytes_per_element)
     return 2.0 * r * c * e
 
 
-def unfused_softmax_pass_bytes(rows: int, cols: int, element_bytes: int) -> list[tuple[str, float, float]]:
+def unfused_softmax_pass_bytes(rows: int, cols: int, bytes_per_element: int) -> list[tuple[str, float, float]]:
     """``(operation, bytes read, bytes written)`` of each pass of a softmax written as five
     tensor operations, ``m = max(x)``, ``z = x - m``, ``e = exp(z)``, ``s = sum(e)``,
     ``y = e / s`` (along rows): every pass reads a full tensor; three of them write one; the
@@ -384,20 +387,20 @@ def unfused_softmax_pass_bytes(rows: int, cols: int, element_bytes: int) -> list
     >>> [name for name, _, _ in unfused_softmax_pass_bytes(2, 8, 4)]
     ['max', 'subtract', 'exp', 'sum', 'divide']
     """
-    r, c, e = _shape(rows, cols, element_bytes)
+    r, c, e = _shape(rows, cols, bytes_per_element)
     n, s = float(r * c * e), float(r * e)
     return [("max", n, s), ("subtract", n + s, n), ("exp", n, n), ("sum", n, s),
             ("divide", n + s, n)]
 
 
-def unfused_softmax_bytes(rows: int, cols: int, element_bytes: int) -> float:
+def unfused_softmax_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Bytes the five-pass softmax moves: the sum over :func:`unfused_softmax_pass_bytes`,
     eight tensors plus four per-row vectors.
 
     >>> unfused_softmax_bytes(1024, 4096, 4) / 2**20
     128.015625
     """
-    return sum(rd + wr for _, rd, wr in unfused_softmax_pass_bytes(rows, cols, element_bytes))
+    return sum(rd + wr for _, rd, wr in unfused_softmax_pass_bytes(rows, cols, bytes_per_element))
 
 
 #: Memory accesses per input element of the softmax algorithms of Milakov and Gimelshein
@@ -423,7 +426,7 @@ def softmax_accesses_per_element(method: str) -> int:
     return SOFTMAX_ACCESSES[_checks.one_of("method", method, tuple(SOFTMAX_ACCESSES))]
 
 
-def softmax_traffic_bytes(rows: int, cols: int, element_bytes: int, method: str) -> float:
+def softmax_traffic_bytes(rows: int, cols: int, bytes_per_element: int, method: str) -> float:
     """Bytes a multi-pass row softmax by ``method`` moves: its accesses per element
     (:func:`softmax_accesses_per_element`) times the tensor's bytes (per-row scalars left out).
     A kernel holding each row on chip (the book's fused one) moves :func:`softmax_bytes`, two
@@ -432,5 +435,5 @@ def softmax_traffic_bytes(rows: int, cols: int, element_bytes: int, method: str)
     >>> softmax_traffic_bytes(1024, 4096, 4, "online") / softmax_bytes(1024, 4096, 4)
     1.5
     """
-    r, c, e = _shape(rows, cols, element_bytes)
+    r, c, e = _shape(rows, cols, bytes_per_element)
     return float(softmax_accesses_per_element(method) * r * c * e)

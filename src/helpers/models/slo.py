@@ -22,6 +22,8 @@ References
 * Harchol-Balter, M. (2013), *Performance Modeling and Design of Computer Systems*, chapter 14
   (M/M/k and M/M/k/k).
 * Kleinrock, L. (1975), *Queueing Systems, Volume 1*, section 3.7 (M/M/m/K).
+
+Used by: chapters/production-inference.md, labs/load.md.
 """
 
 from __future__ import annotations

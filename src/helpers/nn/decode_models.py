@@ -23,6 +23,8 @@ model to it in place and :func:`stock_attention` switches it back for a block of
 >>> with stock_attention(m):
 ...     type(m.blocks[0].attn).__name__
 'Attention'
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

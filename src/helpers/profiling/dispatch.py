@@ -13,6 +13,8 @@ runs and how long they take on the device, split into matrix multiplies and the 
 2
 >>> kernel_profile(lambda: x + 1, "cpu") is None
 True
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

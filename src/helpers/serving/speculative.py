@@ -29,6 +29,8 @@ times both against :mod:`helpers.models.speculative`.
 >>> out = speculative_generate(target, target, prompt, 10, 4, stats=st)
 >>> bool((out == target.generate(prompt, 10)).all()), st["per_cycle"]
 (True, [5, 5])
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -45,10 +45,10 @@ def serving_numbers(model: str, gpu: str, prompt_tokens: int, output_tokens: int
     out["fits"] = batch <= out["max_batch"]
     out["ttft_s"] = inf.ttft_lower_bound_s(inf.prefill_time_lower_bound_s(
         cfg, prompt_len=prompt_tokens, bytes_per_element=bytes_per_element,
-        peak_flop_per_s=peak, hbm_bytes_per_s=bw))
+        peak_flop_per_s=peak, mem_bytes_per_s=bw))
     out["tpot_s"] = inf.decode_step_time_bound_s(
         cfg, context_len=prompt_tokens + output_tokens // 2, batch=batch,
-        bytes_per_element=bytes_per_element, peak_flop_per_s=peak, hbm_bytes_per_s=bw)
+        bytes_per_element=bytes_per_element, peak_flop_per_s=peak, mem_bytes_per_s=bw)
     out["tokens_per_s"] = batch / out["tpot_s"]
     out["requests_per_s"] = inf.sustainable_request_rate_per_s(batch, out["ttft_s"],
                                                                out["tpot_s"], output_tokens)

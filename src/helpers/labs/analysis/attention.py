@@ -121,7 +121,7 @@ def fused_pipe_time_s(point: dict, pipes: dict | None, gpu: specs.GPUSpec = GPU)
     inp = pipe_inputs(pipes, point["head_dim"], point["causal"], cfg["block_m"], cfg["block_n"])
     return model.flash2_attention_pipe_time_s(
         point["seq_len"], point["head_dim"], block_rows=cfg["block_m"], block_cols=cfg["block_n"],
-        sm_count=gpu.sm_count, clock_hz=gpu.tensor_boost_clock_hz,
+        n_sms=gpu.sm_count, clock_hz=gpu.tensor_boost_clock_hz,
         fma_ops_per_score=inp["fma_ops_per_score"], alu_ops_per_score=inp["alu_ops_per_score"],
         program_overhead_cycles=inp["program_overhead_cycles"],
         programs_per_sm=inp["programs_per_sm"], n_heads=point["n_heads"], batch=point["batch"],
@@ -157,8 +157,8 @@ def point_rows(result: dict, gpu: specs.GPUSpec = GPU, pipes: dict | None | str 
         row["fused_two_level_s"] = model.flash2_attention_time_s(
             p["seq_len"], p["head_dim"], p["bytes_per_element"],
             block_rows=p["fused_config"]["block_m"], l2_capacity_bytes=gpu.l2_bytes,
-            concurrent_programs=gpu.sm_count * PROGRAMS_PER_SM, compute_flop_per_s=peak,
-            dram_bytes_per_s=bw, l2_bytes_per_s=gpu.l2_bytes_per_s, n_heads=p["n_heads"],
+            concurrent_programs=gpu.sm_count * PROGRAMS_PER_SM, peak_flop_per_s=peak,
+            mem_bytes_per_s=bw, l2_bytes_per_s=gpu.l2_bytes_per_s, n_heads=p["n_heads"],
             batch=p["batch"], causal=p["causal"])
         row["fused_pipe_s"] = fused_pipe_time_s(p, pipes, gpu)
         row["fused_pred_s"] = max(row["fused_pipe_s"], row["fused_two_level_s"])

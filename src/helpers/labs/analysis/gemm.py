@@ -131,8 +131,8 @@ def probe_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
         t0, rate = gm.fixed_s_and_rate_flop_per_s([p["flop"] for p in ps], times)
         c = ps[0]["config"]
         wave = gm.quantized_rate_flop_per_s(n, n, c["block_m"], c["block_n"],
-                                            full_rate_flop_per_s=best["torch_flop_per_s"],
-                                            sms=gpu.sm_count)
+                                            peak_flop_per_s=best["torch_flop_per_s"],
+                                            n_sms=gpu.sm_count)
         rows.append({"n": n, "k": [p["k"] for p in ps], "k_steps": [p["k_steps"] for p in ps],
                      "times_s": times, "call_s": [p["plain"]["median_s"] for p in ps],
                      "fixed_s": t0, "rate_flop_per_s": rate, "of_wave_model": rate / wave})
@@ -179,8 +179,8 @@ def predicted_rate_flop_per_s(n: int, block_m: int, block_n: int, precision: str
     efficiency of ``block_m x block_n`` tiles on its SMs (one CTA per SM) and the tile
     efficiency (:func:`helpers.models.gemm.quantized_rate_flop_per_s`)."""
     return gm.quantized_rate_flop_per_s(n, n, block_m, block_n,
-                                        full_rate_flop_per_s=gpu.peak_flop_per_s(precision),
-                                        sms=gpu.sm_count)
+                                        peak_flop_per_s=gpu.peak_flop_per_s(precision),
+                                        n_sms=gpu.sm_count)
 
 
 def size_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]:
@@ -193,8 +193,8 @@ def size_predictions(result: dict, gpu: specs.GPUSpec = GPU) -> dict[int, float]
         return {}
     tile = result["measurements"].get("best_config") or [best["block_m"], best["block_n"]]
     return {e["n"]: gm.quantized_rate_flop_per_s(e["n"], e["n"], tile[0], tile[1],
-                                                 full_rate_flop_per_s=best["torch_flop_per_s"],
-                                                 sms=gpu.sm_count)
+                                                 peak_flop_per_s=best["torch_flop_per_s"],
+                                                 n_sms=gpu.sm_count)
             for e in result["measurements"]["sizes"]["sizes"]}
 
 

@@ -89,7 +89,7 @@ def sparse_rates(result: dict, l2_bytes: float = specs.H200_SXM.l2_bytes) -> dic
     dirty, b = dirty_bytes(result, l2_bytes), span["element_bytes"]
     return {r["stride"]: stream_rate_bytes_per_s(r["n_elements"], r["stride"],
                                                  r["bench"]["median_s"], dirty_bytes=dirty,
-                                                 element_bytes=b)
+                                                 bytes_per_element=b)
             for r in span["rows"]
             if not accesses_abut(r["stride"], b, access_bytes=DRAM_ACCESS_BYTES)
             and r["n_elements"] != n}
@@ -106,11 +106,11 @@ def strided_time_predictions(result: dict, l2_bytes: float = specs.H200_SXM.l2_b
     sr = result["measurements"]["strided_read"]
     n, dirty, b = sr["n_elements"], dirty_bytes(result, l2_bytes), sr["element_bytes"]
     rate = stream_rate_bytes_per_s(n, 1, _strided_time(result, 1), dirty_bytes=dirty,
-                                   element_bytes=b)
+                                   bytes_per_element=b)
     sparse = sparse_rates(result, l2_bytes)
     return {r["stride"]: strided_read_time_s(n, r["stride"],
-                                             stream_bytes_per_s=sparse.get(r["stride"], rate),
-                                             dirty_bytes=dirty, element_bytes=b)
+                                             mem_bytes_per_s=sparse.get(r["stride"], rate),
+                                             dirty_bytes=dirty, bytes_per_element=b)
             for r in sr["rows"] if r["stride"] > 1}
 
 
@@ -168,7 +168,7 @@ def comparison_rows(ref: dict | None, mine: dict | None = None,
     for pad in (0, 1):
         model = smem_transpose_min_time_s(bm, bn, padding_words=pad, n_sms=gpu.sm_count,
                                           clock_hz=gpu.boost_clock_hz,
-                                          hbm_bytes_per_s=peak_bytes_per_s)
+                                          mem_bytes_per_s=peak_bytes_per_s)
         rows.append(Row(f"smem transpose tile[32][{32 + pad}] time", "µs", 1e-6, model=model,
                         h200=_bank_time(ref, pad), yours=_bank_time(gpu_mine, pad),
                         claim=LAB.claim("smem_transpose_bound")))
@@ -219,7 +219,7 @@ def check_numbers(ref: dict | None, counters: dict | None = None) -> dict[str, s
         return out
     sr = ref["measurements"]["strided_read"]
     n, dirty, t1 = sr["n_elements"], dirty_bytes(ref), _strided_time(ref, 1)
-    rate = stream_rate_bytes_per_s(n, 1, t1, dirty_bytes=dirty, element_bytes=sr["element_bytes"])
+    rate = stream_rate_bytes_per_s(n, 1, t1, dirty_bytes=dirty, bytes_per_element=sr["element_bytes"])
     out["stream_tbs"] = f"{rate / units.TB:.3g}"
     out["writeback_us"] = f"{dirty / rate / units.us:.3g}"
     out["writeback_pct"] = f"{100 * dirty / rate / t1:.2g}"

@@ -274,7 +274,7 @@ def sweep_check(result: dict, *, target: float = 0.15, factor: float = 4.0,
 def clock_evidence(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
     """The SM clock ``nvidia-smi`` read at the end of a GPU run, and the fp32 peak at that clock.
 
-    :func:`helpers.models.gpu_peaks.peak_flop_per_s` with ``gpu``'s SM count and FP32 lanes
+    :func:`helpers.models.gpu_peaks.sm_peak_flop_per_s` with ``gpu``'s SM count and FP32 lanes
     gives the peak the arithmetic could reach at the clock the GPU was running; the datasheet's
     peak assumes the boost clock. None when the run recorded no clock (a CPU run, or no
     ``nvidia-smi``).
@@ -290,7 +290,7 @@ def clock_evidence(result: dict, gpu: specs.GPUSpec = GPU) -> dict | None:
         return None
     lanes = gpu_peaks.fma_per_clock_per_sm(gpu, "fp32")
     return {"end_clock_hz": clock_hz, "boost_clock_hz": gpu.boost_clock_hz,
-            "fp32_peak_at_end_clock": gpu_peaks.peak_flop_per_s(gpu.sm_count, lanes, clock_hz)}
+            "fp32_peak_at_end_clock": gpu_peaks.sm_peak_flop_per_s(gpu.sm_count, lanes, clock_hz)}
 
 
 def describe(result: dict) -> str:
