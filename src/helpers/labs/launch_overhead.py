@@ -59,6 +59,17 @@ __all__ = ["LAB", "make_input", "chain", "check_chain", "capture_chain", "run",
            "reference_or_none", "fits", "grade_speedup", "main"]
 
 #: The lab's record: its page, size table and bench settings.
+#: Why the chain of 200 misses in the run shipped at fef4068 (the 9b86921 run held, at +3%): the
+#: events see each chain pay a start of about 30 us that the model, n max(t_l, t_kg), has no
+#: term for, and launches 8% dearer than the host-timed loop beside them.
+_HOST_DRIFT = ("in this run the event-timed chains lie on a line with an intercept of 30 us and "
+               "6.56 us per launch, while the host-timed enqueue loop beside them gives 6.08 us "
+               "per launch and the model has no per-chain start: at n = 200 the start and the "
+               "8% dearer launches put the chain 11% above the prediction (an earlier run at "
+               "9b86921 had an intercept of -1.4 us and held at +3%); at n = 1000 the start is "
+               "a smaller share and the speedup holds")
+
+
 LAB = core.Lab(
     "launch_overhead", pages=("labs/launch-overhead.md",),
     sizes={"n_values": ([1, 4, 16, 64, 256], [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]),
@@ -82,14 +93,16 @@ LAB = core.Lab(
               tolerance=0.10,
               why="a launch-bound chain is paced by the host, n max(t_l, t_kg); t_l is a "
                   "median of host-timed loops whose p20-p80 spread is 8% on the H200, so two "
-                  "loops timed apart agree to about that: 10%"),
+                  "loops timed apart agree to about that: 10%",
+              miss=_HOST_DRIFT),
         Claim("graph_speedup", "a chain's eager time over its time from one CUDA graph",
               "prediction", model="helpers.models.launch.graph_speedup",
               ceilings="measured in the same run: the host's time per launch, the graph's "
                        "launch cost and its per-kernel cost (fitted lines)",
               tolerance=0.10,
               why="the eager time carries the host timing's 8% spread and the graph line is "
-                  "exact to 1% (its bench spread), so the ratio holds to about 10%"),
+                  "exact to 1% (its bench spread), so the ratio holds to about 10%",
+              miss=_HOST_DRIFT),
         Claim("graph_kernel_hbm", "per-kernel time in a graph of a kernel larger than L2",
               "prediction", model="helpers.models.launch.graph_kernel_time_s",
               ceilings="measured in the same run: the tiny kernel's time in a graph and the "
