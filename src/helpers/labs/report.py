@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from helpers.units import fmt_pct, fmt_sig
 
-__all__ = ["Claim", "Row", "Table", "relative_error", "KINDS"]
+__all__ = ["Claim", "Row", "Table", "relative_error", "KINDS", "misses_text"]
 
 #: What a model value in a lab's table is: a prediction meant to match, or a limit.
 KINDS = ("prediction", "bound")
@@ -175,6 +175,33 @@ class Row:
         if self.claim is None or self.model is None or self.h200 is None or self.h200 == 0:
             return "-"
         return self.claim.verdict(self.model, self.h200)
+
+
+def misses_text(rows: list[Row]) -> str:
+    """What a page says next to its table about the rows that break their claims: one sentence
+    per such row (its quantity, its verdict and the claim's explained ``miss``), or ``""`` when
+    every claimed row holds.
+
+    >>> c = Claim("t", "a time", "prediction", model="m", ceilings="c", tolerance=0.1, why="w",
+    ...           miss="the host drifted")
+    >>> misses_text([Row("chain", "us", 1e-6, model=1.0, h200=1.2, claim=c)])
+    'chain: -17% (outside, explained: ±10%), because the host drifted.'
+    >>> misses_text([Row("chain", "us", 1e-6, model=1.0, h200=1.05, claim=c)])
+    ''
+    """
+    out, told = [], set()
+    for r in rows:
+        if r.claim is None or r.model is None or r.h200 is None or r.h200 == 0:
+            continue
+        if not r.claim.holds(r.model, r.h200):
+            why = ""
+            if r.claim.miss and r.claim.miss in told:
+                why = ", for the same reason"
+            elif r.claim.miss:
+                why = f", because {r.claim.miss}"
+                told.add(r.claim.miss)
+            out.append(f"{r.quantity}: {r.claim.verdict(r.model, r.h200)}{why}.")
+    return " ".join(out)
 
 
 class Table:
