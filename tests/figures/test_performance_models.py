@@ -108,3 +108,20 @@ def test_empirical_roofline_figure():
     roof = [ln for ln in ax.get_lines() if ln.get_label() == "roof from read bandwidth"][0]
     x, y = roof.get_data()
     assert max(y) == pytest.approx(100.0) and y[0] == pytest.approx(x[0] * 10.0)
+
+
+def test_empirical_roofline_legend_covers_no_measured_point():
+    """Issue 22: on a CPU the legend covered a measured point; it now sits below the axes."""
+    points = [(f"k{i}", x, r) for i, (x, r) in enumerate(
+        [(0.05, 0.4e9), (0.3, 2e9), (5.0, 30e9), (200.0, 60e9), (900.0, 20e9)])]
+    fig = pm.empirical_roofline_figure(100e9, 10e9, 8e9, points, machine="m")
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    box = ax.get_legend().get_window_extent()
+    dots = [ln for ln in ax.get_lines() if ln.get_marker() == "o"]
+    assert len(dots) == len(points)
+    for ln in dots:
+        x, y = ln.get_xydata()[0]
+        px, py = ax.transData.transform((x, y))
+        assert not box.contains(px, py), (x, y)
+    assert box.y1 <= ax.get_window_extent().y0  # below the plot area

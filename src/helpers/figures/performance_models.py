@@ -327,5 +327,7 @@ def empirical_roofline_figure(peak_flop_per_s: float, read_bytes_per_s: float,
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("rate (GFLOP/s)")
     ax.set_title(f"Empirical roofline of {machine}")
-    ax.legend(loc="lower right")
+    # Below the axes: measured points can sit anywhere under the roofs, so a legend inside
+    # the plot could cover one (it did, on a CPU whose matmul fell in the lower right).
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, frameon=False)
     return fig
