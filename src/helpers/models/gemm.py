@@ -494,6 +494,8 @@ def rate_with_fixed_cost_flop_per_s(flop: float, rate_flop_per_s: float, fixed_s
     r"""The achieved rate :math:`F / (t_0 + F / R_\infty)` (:func:`time_with_fixed_cost_s`):
     half of :math:`R_\infty` at :math:`F = R_\infty t_0`, approaching it as :math:`F` grows.
 
+    .. math:: R = \frac{F}{t_0 + F / R_\infty}
+
     >>> rate_with_fixed_cost_flop_per_s(3e9, 1e15, 3e-6) / 1e15
     0.5
     """

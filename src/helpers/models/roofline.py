@@ -360,6 +360,8 @@ def row_sum_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Least bytes a row sum of a ``rows x cols`` tensor moves: the tensor read once, one
     element written per row.
 
+    .. math:: Q = r c e + r e
+
     >>> row_sum_bytes(1024, 4096, 4) / 2**20
     16.00390625
     """
@@ -371,6 +373,8 @@ def softmax_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Least bytes a fused row softmax moves when each row stays on chip between its load and
     its store: the tensor read once and written once.
 
+    .. math:: Q = 2 r c e
+
     >>> softmax_bytes(1024, 4096, 4) / 2**20
     32.0
     """
@@ -379,10 +383,12 @@ def softmax_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
 
 
 def unfused_softmax_pass_bytes(rows: int, cols: int, bytes_per_element: int) -> list[tuple[str, float, float]]:
-    """``(operation, bytes read, bytes written)`` of each pass of a softmax written as five
+    r"""``(operation, bytes read, bytes written)`` of each pass of a softmax written as five
     tensor operations, ``m = max(x)``, ``z = x - m``, ``e = exp(z)``, ``s = sum(e)``,
     ``y = e / s`` (along rows): every pass reads a full tensor; three of them write one; the
     max and the sum write one element per row, which the subtraction and the division read.
+
+    .. math:: Q_\text{pass} = (r c e + \delta\, r e,\; r c e \text{ or } r e)
 
     >>> [name for name, _, _ in unfused_softmax_pass_bytes(2, 8, 4)]
     ['max', 'subtract', 'exp', 'sum', 'divide']
@@ -396,6 +402,8 @@ def unfused_softmax_pass_bytes(rows: int, cols: int, bytes_per_element: int) -> 
 def unfused_softmax_bytes(rows: int, cols: int, bytes_per_element: int) -> float:
     """Bytes the five-pass softmax moves: the sum over :func:`unfused_softmax_pass_bytes`,
     eight tensors plus four per-row vectors.
+
+    .. math:: Q = 8 r c e + 4 r e
 
     >>> unfused_softmax_bytes(1024, 4096, 4) / 2**20
     128.015625
@@ -412,13 +420,15 @@ SOFTMAX_ACCESSES = {"naive": 3, "safe": 4, "online": 3}
 
 
 def softmax_accesses_per_element(method: str) -> int:
-    """Memory accesses per element of a softmax computed by ``method`` (:data:`SOFTMAX_ACCESSES`).
+    r"""Memory accesses per element of a softmax computed by ``method`` (:data:`SOFTMAX_ACCESSES`).
 
     Milakov, M. and Gimelshein, N. (2018), "Online normalizer calculation for softmax",
     arXiv:1805.02867: the safe softmax (subtracting the maximum) makes three passes, four
     accesses per element; their online normaliser folds the maximum into the sum's pass and
     needs three, as the unsafe one does. A memory-bound safe softmax can therefore take at
     most 4/3 of the online one's time, the paper's "up to 1.3x".
+
+    .. math:: a_\text{naive} = 3, \quad a_\text{safe} = 4, \quad a_\text{online} = 3
 
     >>> softmax_accesses_per_element("safe") / softmax_accesses_per_element("online")
     1.3333333333333333
@@ -427,10 +437,12 @@ def softmax_accesses_per_element(method: str) -> int:
 
 
 def softmax_traffic_bytes(rows: int, cols: int, bytes_per_element: int, method: str) -> float:
-    """Bytes a multi-pass row softmax by ``method`` moves: its accesses per element
+    r"""Bytes a multi-pass row softmax by ``method`` moves: its accesses per element
     (:func:`softmax_accesses_per_element`) times the tensor's bytes (per-row scalars left out).
     A kernel holding each row on chip (the book's fused one) moves :func:`softmax_bytes`, two
     accesses per element, instead.
+
+    .. math:: Q = a_\text{method}\, r c e
 
     >>> softmax_traffic_bytes(1024, 4096, 4, "online") / softmax_bytes(1024, 4096, 4)
     1.5
