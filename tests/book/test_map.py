@@ -1,13 +1,17 @@
-"""The learning map's data against the table of contents and the pages themselves."""
+"""The learning map's data against the table of contents, the pages themselves and the source books."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
+import yaml
 
 from helpers import book_map
-from helpers.book_map import LAYERS, built_pages, href, is_written, load_map
+from helpers.book_map import (LAYERS, built_pages, chapter_name, chapter_pages, chapters_markdown, href,
+                              is_written, load_map, not_covered_markdown, page_sources, sources_markdown,
+                              validate_map)
 from helpers.figures.book_map import serving_diagram, stack_diagram
 
 from helpers.book import ROOT  # the repository root, computed once
@@ -124,3 +128,124 @@ def test_a_planned_page_becomes_a_link_once_it_is_in_the_toc():
     assert not is_written(label, DATA, without)
     assert is_written(label, DATA, without + [page["file"]])
     assert href(page["file"]).endswith(".html")
+
+
+# --- the source books: page -> chapters, chapter -> pages, and what is not covered ---
+
+
+def test_the_shipped_map_validates_and_every_page_has_sources_or_a_reason():
+    validate_map(DATA)
+    for label, page in DATA["pages"].items():
+        assert "sources" in page, label
+        assert page["sources"] or page.get("reason"), f"{label}: sources: [] needs a reason"
+    assert set(DATA["source_books"]) == {"fregly", "alpe"}
+    assert sum(bool(s) for s in page_sources(DATA).values()) > len(DATA["pages"]) // 2
+
+
+def _bad(mutate):
+    data = copy.deepcopy(DATA)
+    mutate(data)
+    return data
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda d: d["pages"]["sec-gemm"]["sources"].append("fregly-99"), "fregly-99"),
+    (lambda d: d["pages"]["sec-gemm"].pop("sources"), "sec-gemm"),
+    (lambda d: d["pages"]["sec-notation"].pop("reason"), "sec-notation"),
+    (lambda d: d["pages"]["sec-gemm"].update(sources="fregly-9"), "sec-gemm"),
+    (lambda d: d["source_chapters"]["fregly-2"].update(book="knuth"), "knuth"),
+    (lambda d: d["not_covered"][0]["read"].append("petrov-9"), "petrov-9"),
+    (lambda d: d["not_covered"][0].pop("why"), "AMD ROCm"),
+], ids=["unknown-chapter", "no-sources", "empty-without-reason", "not-a-list", "unknown-book",
+        "unknown-read-key", "no-why"])
+def test_bad_sources_raise_a_value_error_naming_the_entry(mutate, needle):
+    data = _bad(mutate)
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        validate_map(data)
+
+
+def test_load_map_rejects_a_file_with_an_unknown_source_key(tmp_path):
+    data = _bad(lambda d: d["pages"]["sec-intro"]["sources"].append("nobody-1"))
+    path = tmp_path / "map.yml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="sec-intro.*nobody-1"):
+        load_map(path)
+
+
+def test_the_chapter_table_is_the_page_table_turned_around():
+    forward, reverse = page_sources(DATA), chapter_pages(DATA)
+    assert set(reverse) == set(DATA["source_chapters"])
+    pairs = {(lb, k) for lb, ks in forward.items() for k in ks}
+    assert pairs == {(lb, k) for k, lbs in reverse.items() for lb in lbs}
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+
+
+def _label(cell: str) -> set[str]:
+    return set(re.findall(r"<(sec-[a-z0-9-]+)>`", cell)) | {
+        lb for lb, p in DATA["pages"].items() if f"{p['short']} *(to come)*" in cell}
+
+
+def test_the_rendered_tables_agree_with_each_other():
+    # Read both rendered tables back and check that each is the reverse of the other.
+    names = {chapter_name(k, DATA): k for k in DATA["source_chapters"]}
+    forward = set()
+    rows = _rows(sources_markdown(ROOT, DATA).text)[1:]
+    assert len(rows) == len(DATA["pages"])
+    for page, follows in rows:
+        (lb,) = _label(page)
+        if follows.startswith("*no chapter:*"):
+            assert not DATA["pages"][lb]["sources"]
+            continue
+        forward |= {(lb, names[n.strip()]) for n in follows.split(",")}
+    backward, unfollowed = set(), []
+    for row in _rows(chapters_markdown(ROOT, DATA).text):
+        if row[0] == "Chapter":
+            continue
+        key = names[row[0]]
+        if row[2] == "*no page follows it*":
+            unfollowed.append(key)
+        backward |= {(lb, key) for lb in _label(row[2])}
+    assert forward == backward and forward
+    assert unfollowed == [k for k, lbs in chapter_pages(DATA).items() if not lbs]
+
+
+def test_a_chapter_no_page_follows_is_shown_and_pointed_to():
+    data = _bad(lambda d: [p["sources"].remove("alpe-12") for p in d["pages"].values()
+                           if "alpe-12" in p["sources"]])
+    assert chapter_pages(data)["alpe-12"] == []
+    assert "| Rubinovich Ch 12 | GPU Communication | *no page follows it* |" in chapters_markdown(ROOT, data).text
+    # every chapter of the shipped map that no page follows is named under "not covered"
+    read = {r for item in DATA["not_covered"] for r in item["read"] if isinstance(r, str)}
+    assert {k for k, lbs in chapter_pages(DATA).items() if not lbs} <= read
+
+
+def test_not_covered_renders_every_entry_with_why_and_where_to_read():
+    text = not_covered_markdown(DATA).text
+    items = [ln for ln in text.splitlines() if ln.startswith("- ")]
+    assert len(items) == len(DATA["not_covered"])
+    for item, line in zip(DATA["not_covered"], items):
+        assert f"**{item['topic']}.**" in line and item["why"] in line and "*Read instead:*" in line
+    topics = " ".join(i["topic"] for i in DATA["not_covered"])
+    for needed in ("ROCm", "MLIR", "Kubernetes operators", "RPC", "Failure detection",
+                   "Replication", "consensus"):
+        assert needed in topics, needed
+    assert "Petrov, Database Internals, Ch 9" in text and "https://raft.github.io/" in text
+
+
+def test_l4_promises_only_what_its_pages_teach():
+    scope = DATA["layers"]["L4"]["scope"].lower()
+    for untaught in ("rpc", "failure detection", "replication", "consensus"):
+        assert untaught not in scope
+    page = (ROOT / "map.md").read_text()
+    assert "the book does not teach them" in page
+
+
+def test_control_ownership_description_names_every_owning_layer():
+    controls = yaml.safe_load((ROOT / "src" / "helpers" / "book_controls.yml").read_text())
+    desc = DATA["pages"]["sec-control-ownership"]["desc"].lower()
+    missing = [layer["name"] for layer in controls["layers"].values() if layer["name"].lower() not in desc]
+    assert not missing, f"control ownership's map line omits: {missing}"
