@@ -21,7 +21,8 @@ import os
 import sys
 
 from helpers.distributed.algorithms import NAME, RANKS, measure_rank, sizes_bytes
-from helpers.labs.core import REFERENCE_DIR, SIZE_ENV, load_result, new_result, save_result
+from helpers.bench.sizes import SIZE_ENV
+from helpers.labs.core import REFERENCE_DIR, load_result, new_result, save_result
 
 __all__ = ["run", "main", "REFERENCE_FILE", "reference_or_none", "KEEP_MEMORY_ENV",
            "DEFAULT_MALLOC_FILE"]
