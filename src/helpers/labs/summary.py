@@ -99,18 +99,25 @@ def lab_record(name: str) -> core.Lab:
     return record
 
 
+def lab_rows(name: str, reference: dict) -> list[LabRow]:
+    """The rows of a listed lab's table on ``reference`` that carry both a model and an H200
+    value (its analysis module's ``comparison_rows``), as the status page reads them."""
+    lab_module(name)  # a ValueError for a lab that is not listed
+    page = dict(LABS)[name]
+    return [LabRow(name, page, row) for row in analysis_module(name).comparison_rows(reference)
+            if row.model is not None and row.h200 is not None]
+
+
 def reference_rows() -> tuple[list[LabRow], list[str]]:
     """Rows with both a model and an H200 value from every lab with a shipped reference, and
     the names of the labs that have none yet."""
     rows, missing = [], []
-    for name, page in LABS:
+    for name, _ in LABS:
         ref = core.reference_or_none(name)
         if ref is None:
             missing.append(name)
             continue
-        for row in analysis_module(name).comparison_rows(ref):
-            if row.model is not None and row.h200 is not None:
-                rows.append(LabRow(name, page, row))
+        rows += lab_rows(name, ref)
     return rows, missing
 
 

@@ -206,9 +206,6 @@ def claim_rows(ref: dict | None) -> list:
     :class:`helpers.labs.summary.LabRow` (what the status page reads), so the page's
     summaries (``summary.median_abs_error``, ``summary.predictions``, each row's ``holds``)
     are the status page's own."""
-    from helpers.labs.summary import LabRow
+    from helpers.labs import summary
 
-    if ref is None:
-        return []
-    return [LabRow("reduction_softmax", "labs/reduction-softmax.md", r) for r in comparison_rows(ref)
-            if r.model is not None and r.h200 is not None]
+    return [] if ref is None else summary.lab_rows("reduction_softmax", ref)

@@ -152,8 +152,7 @@ def prediction_summary(ref: dict) -> dict:
     H200`` (:func:`helpers.labs.summary.median_abs_error`)."""
     from helpers.labs import summary
 
-    rows = [summary.LabRow(LAB.name, LAB.pages[0], r) for r in comparison_rows(ref)
-            if r.model is not None and r.h200 is not None]
+    rows = summary.lab_rows(LAB.name, ref)
     preds = summary.predictions(rows)
     return {"n": len(preds), "within": sum(r.holds for r in preds),
             "max_abs_error": max(abs(r.error) for r in preds),
