@@ -82,6 +82,21 @@ def _unit(name: str, value) -> float:
     return x
 
 
+def _overload(slo_s, arrival_rate_per_s, service_rate_per_s, servers, n_requests):
+    r"""The checked arguments of an overloaded run and the wait's growth per request,
+    :math:`1/(c\mu) - 1/\lambda` (s); a ValueError when the queue is not overloaded."""
+    d = _positive("slo_s", slo_s, allow_zero=True)
+    lam = _positive("arrival_rate_per_s", arrival_rate_per_s)
+    mu = _positive("service_rate_per_s", service_rate_per_s)
+    c = _positive_int("servers", servers)
+    n = _positive_int("n_requests", n_requests)
+    growth = 1.0 / (c * mu) - 1.0 / lam
+    if growth <= 0:
+        raise ValueError(f"the queue is not overloaded: arrival_rate_per_s={lam!r} <= "
+                         f"servers * service_rate_per_s={c * mu!r}; use wait_slo_attainment")
+    return d, mu, c, n, growth
+
+
 def overload_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_rate_per_s: float,
                              servers: int, n_requests: int) -> float:
     r"""Share (dimensionless) of a FINITE run of ``n_requests`` that waits at most ``slo_s`` in an
@@ -107,15 +122,8 @@ def overload_wait_attainment(slo_s: float, arrival_rate_per_s: float, service_ra
     >>> round(overload_wait_attainment(10.0, 2.0, 1.0, 1, 100), 3)
     0.2
     """
-    d = _positive("slo_s", slo_s, allow_zero=True)
-    lam = _positive("arrival_rate_per_s", arrival_rate_per_s)
-    mu = _positive("service_rate_per_s", service_rate_per_s)
-    c = _positive_int("servers", servers)
-    n = _positive_int("n_requests", n_requests)
-    growth = 1.0 / (c * mu) - 1.0 / lam
-    if growth <= 0:
-        raise ValueError(f"the queue is not overloaded: arrival_rate_per_s={lam!r} <= "
-                         f"servers * service_rate_per_s={c * mu!r}; use wait_slo_attainment")
+    d, mu, c, n, growth = _overload(slo_s, arrival_rate_per_s, service_rate_per_s, servers,
+                                    n_requests)
     return min(1.0, d / (n * growth))
 
 
@@ -183,15 +191,8 @@ def startup_overload_wait_attainment(slo_s: float, arrival_rate_per_s: float,
     >>> round(startup_overload_wait_attainment(10.0, 8.0, 1.0, 4, 100), 3)
     0.87
     """
-    d = _positive("slo_s", slo_s, allow_zero=True)
-    lam = _positive("arrival_rate_per_s", arrival_rate_per_s)
-    mu = _positive("service_rate_per_s", service_rate_per_s)
-    c = _positive_int("servers", servers)
-    n = _positive_int("n_requests", n_requests)
-    growth = 1.0 / (c * mu) - 1.0 / lam
-    if growth <= 0:
-        raise ValueError(f"the queue is not overloaded: arrival_rate_per_s={lam!r} <= "
-                         f"servers * service_rate_per_s={c * mu!r}; use wait_slo_attainment")
+    d, mu, c, n, growth = _overload(slo_s, arrival_rate_per_s, service_rate_per_s, servers,
+                                    n_requests)
     last = (d + (c - 1) / (c * mu)) / growth  # the last request index that meets d
     if last >= n:  # every request of the run (also an objective too large to count in)
         return 1.0
