@@ -6,6 +6,9 @@ Device-facing code lives here, apart from the pure models in :mod:`helpers.model
   times variants of it in alternation for a comparison (:mod:`.timing`);
 * :func:`environment` records what a measurement ran on (:mod:`.env`);
 * :func:`pick`, :func:`size_tier`, :func:`has_cuda` choose problem sizes (:mod:`.sizes`);
+* :func:`~helpers.bench.device.uniform`, :func:`~helpers.bench.device.copy_rate` and
+  :func:`~helpers.bench.device.graph_bench` give the lab runners seeded inputs, the device's copy
+  rate and CUDA-graph replay timing, one implementation each (:mod:`.device`);
 * :class:`ToyStream` and :class:`ToyEvent` show asynchronous execution on a CPU
   (:mod:`.toy_stream`).
 

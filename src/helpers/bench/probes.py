@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .device import uniform  # fp32 in [0.5, 1.5): never zero, sums well conditioned
 from .env import usable_cores
 from .timing import BenchResult, bench
 
@@ -92,19 +93,6 @@ def threads(n: int | None = None):
         torch.set_num_threads(before)
 
 
-def _generator(seed: int):
-    import torch
-
-    return torch.Generator().manual_seed(int(seed))
-
-
-def _uniform(shape, seed: int):
-    """fp32 values in [0.5, 1.5): never zero, and sums stay well conditioned."""
-    import torch
-
-    return torch.rand(shape, generator=_generator(seed), dtype=torch.float32) + 0.5
-
-
 def _n_elements(n_bytes: float, name: str = "n_bytes") -> int:
     n = int(float(n_bytes) // _FP32_BYTES)
     if not n >= 1024:
@@ -132,7 +120,7 @@ def copy_bandwidth(n_bytes: float, *, budget_s: float = 0.5, seed: int = 0,
     import torch
 
     n = _n_elements(n_bytes)
-    src = _uniform(n, seed)
+    src = uniform(n, seed)
     dst = torch.empty_like(src)
     with threads(n_threads) as used:
         dst.copy_(src)
@@ -151,7 +139,7 @@ def read_bandwidth(n_bytes: float, *, budget_s: float = 0.5, seed: int = 0,
     (1048576.0, 0.25)
     """
     n = _n_elements(n_bytes)
-    x = _uniform(n, seed)
+    x = uniform(n, seed)
     reference = float(np.sum(x.numpy(), dtype=np.float64))
     with threads(n_threads) as used:
         got = float(x.sum())
@@ -182,7 +170,7 @@ def matmul_rate(n: int, *, budget_s: float = 0.5, seed: int = 0,
     n = int(n)
     if n < 16:
         raise ValueError(f"n must be >= 16, got {n}")
-    a, b = _uniform((n, n), seed), _uniform((n, n), seed + 1)
+    a, b = uniform((n, n), seed), uniform((n, n), seed + 1)
     with threads(n_threads) as used:
         c = torch.mm(a, b)
         rows = np.random.default_rng(seed).choice(n, size=min(n, 8), replace=False)
@@ -195,7 +183,7 @@ def make_weights(n_rows: int, n_cols: int, *, seed: int = 0):
     """A seeded fp32 weight matrix for :func:`batched_gemv` (values in [0.5, 1.5))."""
     if int(n_rows) < 16 or int(n_cols) < 16:
         raise ValueError(f"n_rows and n_cols must be >= 16, got {n_rows}, {n_cols}")
-    return _uniform((int(n_rows), int(n_cols)), seed)
+    return uniform((int(n_rows), int(n_cols)), seed)
 
 
 def batched_gemv(weights, batch: int, *, budget_s: float = 0.3, seed: int = 1,
@@ -219,7 +207,7 @@ def batched_gemv(weights, batch: int, *, budget_s: float = 0.3, seed: int = 1,
     if isinstance(batch, bool) or int(batch) != batch or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     rows, cols = weights.shape
-    x = _uniform((cols, int(batch)), seed)
+    x = uniform((cols, int(batch)), seed)
     with threads(n_threads) as used:
         y = weights @ x
         pick_rows = np.random.default_rng(seed).choice(rows, size=min(rows, 8), replace=False)
