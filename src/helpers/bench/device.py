@@ -75,13 +75,6 @@ def uniform(shape, gen, *, device: str = "cpu", dtype=None):
     return x.to(device=device, dtype=dtype or torch.float32)
 
 
-def _bench_with(bench_fn: Callable[..., BenchResult] | None, fn, device: str, name: str,
-                bench_kwargs: dict) -> BenchResult:
-    if bench_fn is None:
-        return bench(fn, device=device, name=name, **bench_kwargs)
-    return bench_fn(fn, device=device, name=name, **bench_kwargs)
-
-
 @dataclass(frozen=True)
 class CopyRate:
     """One measured copy: its buffer, the bytes it moves and the rate at the median time."""
@@ -117,7 +110,7 @@ def copy_rate(buffer_bytes: float, *, device: str = "cpu", seed: int = 0, name: 
     sync(device)
     if not torch.equal(dst, src):
         raise AssertionError("copy: the destination differs from the source")
-    r = _bench_with(bench_fn, lambda: dst.copy_(src), device, name, bench_kwargs)
+    r = (bench_fn or bench)(lambda: dst.copy_(src), device=device, name=name, **bench_kwargs)
     moved = 2.0 * src.nbytes
     return CopyRate(buffer_bytes=float(src.nbytes), n_bytes=moved, bytes_per_s=r.rate(moved),
                     result=r)
@@ -207,7 +200,7 @@ def graph_bench(fn: Callable[[], Any], *, device: str, calls: int = 1, name: str
     """
     graph, _ = capture_graph(fn, device=device, calls=calls, warmup_calls=warmup_calls)
     try:
-        r = _bench_with(bench_fn, graph.replay, device, name, bench_kwargs)
+        r = (bench_fn or bench)(graph.replay, device=device, name=name, **bench_kwargs)
     finally:
         del graph
     return per_call(r, calls)
