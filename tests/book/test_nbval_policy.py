@@ -22,10 +22,16 @@ from helpers.book import OTHER_SIMD_ENV, notebook_pages
 
 from helpers.book import ROOT  # the repository root, computed once
 PROBE = r"""
-import json, numpy, torch
+import ctypes, glob, json, os, numpy, torch
 from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+libs = glob.glob(os.path.join(os.path.dirname(numpy.__file__) + ".libs", "*openblas*"))
+blas = ctypes.CDLL(libs[0]) if libs else None
+core = getattr(blas, "scipy_openblas_get_corename64_", None)
+if core is not None:
+    core.restype = ctypes.c_char_p
 print(json.dumps({"aten": torch.backends.cpu.get_cpu_capability(),
-                  "numpy": sorted(f for f in __cpu_dispatch__ if __cpu_features__.get(f))}))
+                  "numpy": sorted(f for f in __cpu_dispatch__ if __cpu_features__.get(f)),
+                  "openblas": core().decode() if core is not None else None}))
 """
 
 
@@ -45,6 +51,12 @@ def test_the_other_simd_path_takes_other_kernels_than_the_default():
     if default["aten"] == other["aten"] and not default["numpy"]:
         pytest.skip("this CPU has no vector path above AVX2: both runs take the same kernels")
     assert (other["aten"], other["numpy"]) != (default["aten"], default["numpy"])
+
+
+def test_the_other_simd_path_takes_other_blas_kernels_than_the_default():
+    other, default = _kernels(OTHER_SIMD_ENV), _kernels({})
+    assert default["openblas"], "numpy's OpenBLAS should tell its kernel family"
+    assert other["openblas"] != default["openblas"], (other, default)
 
 
 def test_the_other_simd_path_keeps_its_own_inductor_cache():

@@ -600,3 +600,50 @@ class TestCompare:
     def test_rejects_bad_effect(self, min_effect):
         with pytest.raises(ValueError, match="min_effect"):
             stats.compare(self.base, self.base, min_effect=min_effect)
+
+
+# --------------------------------------------------------------------------------------
+# least_squares
+# --------------------------------------------------------------------------------------
+class TestLeastSquares:
+    def test_exact_fit_is_recovered(self):
+        design = [[1.0, x, x * x] for x in (0.5, 1.0, 2.0, 3.5, 5.0)]
+        target = [2.0 - 3.0 * x + 0.25 * x * x for _, x, _ in design]
+        assert stats.least_squares(design, target) == pytest.approx([2.0, -3.0, 0.25], abs=1e-12)
+
+    @FAST
+    @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(0, 20))
+    def test_matches_lapack(self, seed, n, extra):
+        rng = np.random.default_rng(seed)
+        x = rng.normal(size=(n + extra, n))
+        y = rng.normal(size=n + extra)
+        want, *_ = np.linalg.lstsq(x, y, rcond=None)
+        got = stats.least_squares(x.tolist(), y.tolist())
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-9 * (1 + np.abs(want).max()))
+
+    def test_residual_is_orthogonal_to_the_columns(self):
+        rng = np.random.default_rng(7)
+        x = rng.normal(size=(30, 3))
+        y = rng.normal(size=30)
+        r = y - x @ np.array(stats.least_squares(x.tolist(), y.tolist()))
+        assert np.abs(x.T @ r).max() < 1e-12
+
+    def test_anscombe_regression_line(self):
+        # Anscombe (1973), "Graphs in statistical analysis", The American Statistician 27(1),
+        # p. 19: every one of the four data sets has the regression line y = 3 + 0.5 x.
+        x = [10, 8, 13, 9, 11, 14, 6, 4, 12, 7, 5]
+        y = [8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68]
+        a, b = stats.least_squares([[1.0, v] for v in x], y)
+        assert round(a, 2) == 3.00 and round(b, 3) == 0.500
+
+    @pytest.mark.parametrize("design, target, match", [
+        ([], [], "design"),
+        ([[1.0, 2.0], [3.0]], [1.0, 2.0], "design"),
+        ([[1.0, 2.0]], [1.0], "at least as many rows"),
+        ([[1.0], [2.0]], [1.0], "target"),
+        ([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], [1.0, 2.0, 3.0], "rank-deficient"),
+        ([[1.0], [float("nan")]], [1.0, 2.0], "finite"),
+    ])
+    def test_rejects_bad_input(self, design, target, match):
+        with pytest.raises(ValueError, match=match):
+            stats.least_squares(design, target)

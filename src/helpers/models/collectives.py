@@ -46,6 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._checks import positive, positive_array, positive_int
+from . import stats
 
 __all__ = [
     "ring_allreduce_time_s", "reduce_scatter_time_s", "all_gather_time_s", "broadcast_time_s",
@@ -517,15 +518,17 @@ def fit_alpha_beta(message_bytes, times_s, n_ranks: int, collective: str = "all_
     ca, cb = _coefficients(collective, p)
     design = np.column_stack([ca / t, cb * n / t])
     target = np.ones_like(t)
-    (alpha, beta), *_ = np.linalg.lstsq(design, target, rcond=None)
+    alpha, beta = stats.least_squares(design.tolist(), target.tolist())
     if alpha < 0.0 or beta < 0.0:
         # The constrained optimum lies on an edge: refit the other parameter alone
         # (one-variable least squares), and keep whichever edge fits better.
         edges = []
         for col in (0, 1):
-            x = design[:, col]
-            v = max(float(x @ target / (x @ x)), 0.0)
-            edges.append((float(np.sum((x * v - target) ** 2)), col, v))
+            x = design[:, col].tolist()
+            v = max(math.fsum(xi * yi for xi, yi in zip(x, target.tolist()))
+                    / math.fsum(xi * xi for xi in x), 0.0)
+            edges.append((math.fsum((xi * v - yi) ** 2 for xi, yi in zip(x, target.tolist())),
+                          col, v))
         _, col, v = min(edges)
         alpha, beta = (v, 0.0) if col == 0 else (0.0, v)
     alpha, beta = float(alpha), float(beta)

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ._checks import positive, positive_array
+from . import stats
 
 __all__ = ["transfer_time_s", "effective_bandwidth_bytes_per_s", "half_bandwidth_bytes",
            "fit_latency_bandwidth"]
@@ -128,7 +129,7 @@ def fit_latency_bandwidth(n_bytes, times_s) -> tuple[float, float]:
     if n.size < 2 or np.unique(n).size < 2:
         raise ValueError(f"need at least two distinct sizes, got {n.tolist()}")
     design = np.column_stack([1.0 / t, n / t])
-    (alpha, inv_b), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+    alpha, inv_b = stats.least_squares(design.tolist(), np.ones_like(t).tolist())
     if not inv_b > 0:
         raise ValueError("the times do not grow with size: no positive bandwidth fits them")
     return float(max(alpha, 0.0)), float(1.0 / inv_b)

@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from ._checks import positive, positive_array, positive_int
+from . import stats
 
 __all__ = ["eager_time_s", "serial_time_s", "graph_time_s", "graph_speedup", "crossover_n_kernels",
            "launch_bound_fraction", "fit_line", "graph_kernel_time_s", "launch_crossover_bytes",
@@ -319,7 +320,7 @@ def fit_line(n_kernels, times_s) -> tuple[float, float]:
     if np.unique(n).size < 2:
         raise ValueError(f"n_kernels needs at least two distinct values, got {n.tolist()!r}")
     design = np.stack([np.ones_like(n), n], axis=1)
-    (a, b), *_ = np.linalg.lstsq(design, t, rcond=None)
+    a, b = stats.least_squares(design.tolist(), t.tolist())
     return float(a), float(b)
 
 

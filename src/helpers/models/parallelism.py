@@ -877,7 +877,8 @@ def load_balance_loss(token_fractions, router_probs) -> float:
     if f.size != p.size:
         raise ValueError(f"token_fractions and router_probs must have the same length, got "
                          f"{f.size} and {p.size}")
-    return float(f.size * np.dot(f, p))
+    # math.fsum, not np.dot: BLAS's dot product rounds differently on each CPU family.
+    return float(f.size * math.fsum(fi * pi for fi, pi in zip(f.tolist(), p.tolist())))
 
 
 def expert_params_per_rank(*, dense_params: float, expert_params: float, ep: int) -> float:

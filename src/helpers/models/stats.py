@@ -53,7 +53,7 @@ __all__ = [
     "percentile_ci", "median_ci", "min_samples_for_ci", "normal_ppf", "student_t_cdf",
     "student_t_ppf", "mean_ci", "bootstrap_ci", "mad", "modified_z_scores", "mad_outliers",
     "tukey_fences", "relative_spread", "speedup_ci", "Comparison", "compare",
-    "MODIFIED_Z_CONSTANT", "MODIFIED_Z_THRESHOLD",
+    "MODIFIED_Z_CONSTANT", "MODIFIED_Z_THRESHOLD", "least_squares",
 ]
 
 #: Iglewicz and Hoaglin's constant: the 0.75 quantile of the standard normal, so that
@@ -692,3 +692,77 @@ def compare(baseline, candidate, *, min_effect: float = 0.05, confidence: float 
     return Comparison(speedup=med_a / med_b, ci=ci, min_effect=min_effect, verdict=verdict,
                       baseline_median=med_a, candidate_median=med_b,
                       baseline_ci=_ci(a), candidate_ci=_ci(b))
+
+
+def least_squares(design, target) -> list[float]:
+    r"""The coefficients :math:`\hat\beta` minimising :math:`\lVert X\beta - y\rVert_2`, the same
+    on every machine.
+
+    .. math:: \hat\beta = \arg\min_\beta \lVert X\beta - y \rVert_2 = R^{-1} Q^\top y,
+              \quad X = QR
+
+    The book's fits (a launch cost and a per-kernel cost, alpha and beta of a collective, the
+    pipe model's overhead cycles) feed numbers that every page compares digit for digit, so they
+    cannot go through LAPACK: ``numpy.linalg.lstsq`` takes OpenBLAS's kernels for the CPU it runs
+    on, whose last digits differ between CPU families. This is a Householder QR in Python floats
+    (additions, products, quotients and square roots, each correctly rounded by IEEE 754), so
+    any x86 machine gives the same bits.
+
+    Parameters
+    ----------
+    design : sequence of rows
+        :math:`X`, ``m`` rows of ``n`` finite numbers, ``m >= n >= 1``, of full column rank.
+    target : sequence of float
+        :math:`y`, ``m`` finite numbers.
+
+    Returns
+    -------
+    list of float
+        :math:`\hat\beta`, ``n`` coefficients.
+
+    Assumptions
+    -----------
+    Full column rank (a column that is a combination of the others raises ``ValueError``).
+
+    References
+    ----------
+    Golub and Van Loan (2013), *Matrix Computations*, 4th ed., section 5.3.3 (least squares by
+    Householder QR).
+
+    Examples
+    --------
+    >>> [round(b, 12) for b in least_squares([[1, 1], [1, 2], [1, 3]], [3, 5, 7])]
+    [1.0, 2.0]
+    """
+    a = [[float(v) for v in row] for row in design]
+    y = [float(v) for v in target]
+    m = len(a)
+    n = len(a[0]) if m else 0
+    if n < 1 or any(len(row) != n for row in a):
+        raise ValueError(f"design must be m rows of n >= 1 numbers each, got {design!r}")
+    if len(y) != m:
+        raise ValueError(f"target must have one value per row of design ({m}), got {len(y)}")
+    if m < n:
+        raise ValueError(f"design needs at least as many rows as columns, got {m} x {n}")
+    if not all(math.isfinite(v) for row in a for v in row) or not all(map(math.isfinite, y)):
+        raise ValueError("design and target must be finite")
+    col_norms = [math.sqrt(math.fsum(row[j] * row[j] for row in a)) for j in range(n)]
+    for j in range(n):
+        col = [a[i][j] for i in range(j, m)]
+        norm = math.sqrt(math.fsum(v * v for v in col))
+        if norm <= 1e-12 * col_norms[j]:
+            raise ValueError(f"design is rank-deficient: column {j} depends on the columns before it")
+        alpha = -norm if col[0] >= 0 else norm
+        v = [col[0] - alpha] + col[1:]
+        vv = math.fsum(x * x for x in v)
+        for k in range(j, n):
+            d = 2.0 * math.fsum(v[i - j] * a[i][k] for i in range(j, m)) / vv
+            for i in range(j, m):
+                a[i][k] -= d * v[i - j]
+        d = 2.0 * math.fsum(v[i - j] * y[i] for i in range(j, m)) / vv
+        for i in range(j, m):
+            y[i] -= d * v[i - j]
+    beta = [0.0] * n
+    for j in reversed(range(n)):
+        beta[j] = (y[j] - math.fsum(a[j][k] * beta[k] for k in range(j + 1, n))) / a[j][j]
+    return beta

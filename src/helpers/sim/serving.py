@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models._checks import positive, positive_int
+from ..models.stats import least_squares
 from ..serving.paged import BlockAllocator, BlockTable
 from ..serving.scheduler import (SCHEDULERS, Scheduler, Sequence, Step, check_request_field,
                                  check_request_fields, check_request_fits, check_request_ids)
@@ -81,11 +82,11 @@ class StepModel:
 
 def _nonneg_lstsq(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Least squares with every coefficient kept non-negative (a negative one is dropped and
-    the rest refitted)."""
-    keep = list(range(X.shape[1]))
+    the rest refitted); a column of zeros (a term the steps never exercise) gets 0."""
+    keep = [k for k in range(X.shape[1]) if np.any(X[:, k])]
     while keep:
         coef = np.zeros(X.shape[1])
-        sol, *_ = np.linalg.lstsq(X[:, keep], y, rcond=None)
+        sol = least_squares(X[:, keep].tolist(), list(y))
         coef[keep] = sol
         neg = [k for k in keep if coef[k] < 0]
         if not neg:

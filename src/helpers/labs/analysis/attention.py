@@ -20,6 +20,7 @@ from helpers.labs.attention.pipes import pipes_reference
 from helpers.labs.report import Row, Table
 from helpers.models import attention as model
 from helpers.models import occupancy, roofline
+from helpers.models.stats import least_squares
 
 __all__ = ["IMPLS", "PIPES_AT_N", "pipe_case", "pipe_counts", "pipe_inputs", "fused_pipe_time_s",
            "point_rows", "fused_vs_sdpa", "point_at", "sdpa_kernel_name", "comparison_rows",
@@ -101,7 +102,7 @@ def pipe_inputs(pipes: dict | None, head_dim: int, causal: bool, block_m: int,
         a.append([progs / GPU.sm_count / r, tiles / GPU.sm_count])
         y.append(e["kernels"][0]["metrics"]["sm__cycles_elapsed.avg"])
     if len(same) >= 2:
-        (c0, slope), *_ = np.linalg.lstsq(np.array(a), np.array(y), rcond=None)
+        c0, slope = least_squares(a, y)
         c0, slope = max(0.0, float(c0)), float(slope)
     else:
         c0, slope = 0.0, None

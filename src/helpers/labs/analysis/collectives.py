@@ -16,6 +16,7 @@ from helpers.labs.collectives import (GLOO_RANKS, GPU, LAB, MEASURED, _regime_re
                                       gloo_sizes_bytes)
 from helpers.labs.core import MISSING, fmt, page_numbers
 from helpers.models import collectives as model
+from helpers.models.stats import least_squares
 
 __all__ = ["rows", "fits", "largest", "comparison", "comparison_rows", "describe",
            "prose_numbers", "batching", "host_bound", "batching_numbers", "host_bound_numbers",
@@ -455,7 +456,7 @@ def _line(points: list[dict], key: str = "median_s") -> tuple[float, float]:
 
     n = np.array([q["message_bytes"] for q in points], float)
     t = np.array([q[key] for q in points], float)
-    slope, intercept = np.polyfit(n, t, 1)
+    intercept, slope = least_squares([[1.0, x] for x in n], t.tolist())
     return float(intercept), float(slope)
 
 
@@ -480,7 +481,7 @@ def algorithm_constants(result: dict, ranks: int, fit_from: str = ALGO_FIT_FROM)
     ca = np.array([f(x, ranks, 1.0, 0.0) for x in n])   # coefficients of alpha and beta
     cb = np.array([f(x, ranks, 0.0, 1.0) for x in n])
     w = 1.0 / t
-    (alpha, beta), *_ = np.linalg.lstsq(np.c_[ca * w, cb * w], rest * w, rcond=None)
+    alpha, beta = least_squares(np.c_[ca * w, cb * w].tolist(), (rest * w).tolist())
     return {"ranks": ranks, "fit_from": fit_from, "alpha_s": float(alpha),
             "beta_s_per_byte": float(beta), "gamma_s_per_byte": gamma,
             "copy_s_per_byte": copy}
