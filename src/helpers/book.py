@@ -30,10 +30,12 @@ OTHER_SIMD_ENV = {
     "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
     "ONEDNN_MAX_CPU_ISA": "SSE41",
     "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
-    # numpy's OpenBLAS picks its kernels by CPU family (SkylakeX, Haswell, Zen, ...), and
-    # np.linalg and np.dot round differently with each: a least-squares fit that passed on an
-    # AVX-512 EPYC changed in its 15th digit on CI's machine. Its oldest kernels here.
-    "OPENBLAS_CORETYPE": "Prescott",
+    # numpy's OpenBLAS picks its kernels by CPU family (SkylakeX on AVX-512, Haswell on AVX2
+    # CPUs such as most desktops and older EPYCs), and np.linalg and np.dot round differently
+    # with each: a least-squares fit and a 64-term dot product that passed on an AVX-512 EPYC
+    # changed in their 15th digit on an AVX2 machine. Its generic "Prescott" kernels gave the
+    # dot product the AVX-512 bits, so the AVX2 family it is.
+    "OPENBLAS_CORETYPE": "Haswell",
     # Inductor's on-disk cache is not keyed on ATEN_CPU_CAPABILITY (torch 2.13): a kernel built
     # for AVX-512 and loaded by an AVX2 run gave a max error of 9.9 on an RMS norm, and the
     # reverse crashed with "free(): invalid pointer". The other path keeps a cache of its own.
