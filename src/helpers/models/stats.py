@@ -734,8 +734,18 @@ def least_squares(design, target) -> list[float]:
     >>> [round(b, 12) for b in least_squares([[1, 1], [1, 2], [1, 3]], [3, 5, 7])]
     [1.0, 2.0]
     """
-    a = [[float(v) for v in row] for row in design]
-    y = [float(v) for v in target]
+    def floats(name, seq):
+        if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
+            raise ValueError(f"{name} must be a sequence of numbers, got {seq!r}")
+        try:
+            return [float(v) for v in seq]
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers only, got {seq!r}") from None
+
+    if isinstance(design, (str, bytes)) or not hasattr(design, "__iter__"):
+        raise ValueError(f"design must be a sequence of rows of numbers, got {design!r}")
+    a = [floats("design (each row)", row) for row in design]
+    y = floats("target", target)
     m = len(a)
     n = len(a[0]) if m else 0
     if n < 1 or any(len(row) != n for row in a):
