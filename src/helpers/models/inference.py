@@ -185,9 +185,9 @@ def e2e_latency_by_definition_s(ttft_s: float, tpot_s: float, n_output_tokens: i
     ----------
     NVIDIA, "NIM for LLMs Benchmarking Guide", section "Metrics": end-to-end request latency
     is TTFT plus the generation time, and ITL the average time between consecutive tokens,
-    :math:`(E - \mathrm{TTFT})/(n - 1)`; its "Performance" tables print TTFT, ITL and the
-    throughput they imply (Llama-3.3-70B-Instruct, 2 x H100 FP8 TP2, 5000 input / 500 output
-    tokens, concurrency 1: 406.77 ms, 18.58 ms, 51.67 tokens/s). Databricks, "Conduct your own
+    :math:`(E - \mathrm{TTFT})/(n - 1)`; the guide's version 1.0.0, "Performance", prints TTFT,
+    ITL and the throughput they imply (Llama-3.3-70B-Instruct on NIM 1.8.0, 2 x H100 FP8 TP2,
+    5000 input / 500 output tokens, concurrency 1: 406.77 ms, 18.58 ms, 51.67 tokens/s). Databricks, "Conduct your own
     LLM endpoint benchmarking" (and the MosaicML blog "LLM Inference Performance Engineering:
     Best Practices", 2023): "Latency = TTFT + (TPOT) * (the number of tokens to be generated)".
 
