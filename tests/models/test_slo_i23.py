@@ -34,6 +34,20 @@ def test_replicas_for_a_target_load():
     assert slo.replicas_needed(0.0, 10.0) == 0
 
 
+def test_replica_planning_reproduces_distserves_2p1d():
+    # Zhong et al. (2024) section 1: at the 10 rps the decode GPU sustains, each phase needs
+    # ceil(target / its per-GPU goodput) instances: 2 prefill (5.6 rps each) and 1 decode
+    # (10 rps), the "2 prefill instances and 1 decode instance" the paper deploys
+    target = 10.0
+    n_p, n_d = slo.replicas_needed(target, 5.6), slo.replicas_needed(target, 10.0)
+    assert (n_p, n_d) == (2, 1)
+    assert slo.disaggregated_goodput_per_s(5.6, 10.0, n_p, n_d) >= target
+    # one instance fewer on either side misses the target
+    assert slo.disaggregated_goodput_per_s(5.6, 10.0, n_p - 1, n_d) < target
+    # the colocated GPU (1.6 rps) would need ceil(10 / 1.6) = 7 GPUs for the 3 of 2P1D
+    assert slo.replicas_needed(target, 1.6) == 7
+
+
 # --- joint attainment ---------------------------------------------------------------------
 
 @FAST

@@ -34,7 +34,8 @@ __all__ = ["model_flop_per_token", "mfu", "hfu", "strong_scaling_efficiency",
            "ddp_step_time_s", "ddp_exposed_comm_s", "measured_curve_s",
            "straggler_step_time_s", "time_to_train_s", "union_intervals", "PALM_540B",
            "selective_recompute_flop_overhead", "selective_recompute_forward_fraction",
-           "megatron_training_time_s", "KORTHIKANTI_2022"]
+           "megatron_training_time_s", "KORTHIKANTI_2022", "cluster_flop_per_s",
+           "NARAYANAN_2021_TABLE_1", "LLAMA3_TABLE_4"]
 
 #: PaLM 540B as the PaLM paper reports it (table 1, section 4, table 3): parameters, layers,
 #: heads, head dimension, sequence length, chips, peak bf16 FLOP/s per TPU v4 chip, tokens/s.
@@ -785,3 +786,58 @@ def megatron_training_time_s(*, n_params: float, n_tokens: float, n_devices: int
     factor = 8.0 if full_recompute else 6.0
     return _checks.finite_ratio("n_params * n_tokens", factor * p * t,
                                 "n_devices * flop_per_s_per_device", n * x)
+
+
+#: Narayanan et al. (2021), table 1, three of its rows as printed: (parameters in billions,
+#: GPUs, achieved teraFLOP/s per GPU, percentage of theoretical peak, aggregate petaFLOP/s).
+NARAYANAN_2021_TABLE_1 = ((1.7, 32, 137, 44, 4.4), (145.6, 1536, 148, 47, 227.1),
+                          (1008.0, 3072, 163, 52, 502.0))
+
+#: Dubey et al. (2024), table 4 (Llama 3 405B pre-training), as printed: GPUs, TP, CP, PP, DP,
+#: sequence length, batch size per DP replica, TFLOP/s per GPU, BF16 MFU (%). Tokens per batch
+#: are printed as "16M" in every row.
+LLAMA3_TABLE_4 = ((8192, 8, 1, 16, 64, 8192, 32, 430, 43),
+                  (16384, 8, 1, 16, 128, 8192, 16, 400, 41),
+                  (16384, 8, 16, 16, 8, 131072, 16, 380, 38))
+
+
+def cluster_flop_per_s(*, n_devices: int, flop_per_s_per_device: float) -> float:
+    r"""Aggregate arithmetic rate of a cluster (FLOP/s): devices times the rate of each.
+
+    .. math:: X_\text{cluster} = n\, X                              (eq-dist-cluster-rate)
+
+    With :math:`X` the rate each GPU *achieves* this is the cluster's achieved rate (Megatron's
+    "aggregate petaFLOP/s"); with a datasheet peak it is the cluster's peak, and the ratio of the
+    two is the utilization of :func:`mfu` (or HFU, when :math:`X` counts recomputation).
+
+    Parameters
+    ----------
+    n_devices : int
+        :math:`n`, GPUs of the job.
+    flop_per_s_per_device : float
+        :math:`X`, FLOP/s per GPU (achieved or peak).
+
+    Returns
+    -------
+    float
+        FLOP/s of the whole cluster.
+
+    Assumptions
+    -----------
+    Every device runs at the same rate (a straggler sets the pace of a synchronous job:
+    :func:`straggler_step_time_s`).
+
+    References
+    ----------
+    Narayanan et al. (2021), SC21, abstract and table 1: 3072 A100s at 163 teraFLOP/s per GPU,
+    "502 petaFLOP/s" aggregate (52 % of the 312 teraFLOP/s peak); Dubey et al. (2024), table 4
+    (TFLOP/s per GPU on 8,192 and 16,384 H100s).
+
+    Examples
+    --------
+    >>> round(cluster_flop_per_s(n_devices=1536, flop_per_s_per_device=148e12) / 1e15)
+    227
+    """
+    n = _checks.positive_int("n_devices", n_devices)
+    x = _checks.positive("flop_per_s_per_device", flop_per_s_per_device)
+    return n * x

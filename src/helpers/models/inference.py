@@ -36,6 +36,7 @@ from ._checks import positive, positive_int
 from . import _checks
 
 __all__ = ["request_latencies", "e2e_latency_s", "trace_metrics", "PERCENTILES",
+           "e2e_latency_by_definition_s", "E2E_DEFINITIONS",
            "kv_budget_bytes", "max_cached_tokens", "max_concurrent_requests",
            "prefill_time_lower_bound_s", "decode_step_time_bound_s", "ttft_lower_bound_s",
            "sustainable_request_rate_per_s", "gpu_time_request_rate_per_s"]
@@ -138,6 +139,72 @@ def e2e_latency_s(ttft_s: float, tpot_s: float, n_output_tokens: int) -> float:
     tpot = positive("tpot_s", tpot_s, allow_zero=True)
     n = positive_int("n_output_tokens", n_output_tokens)
     return ttft + (n - 1) * tpot
+
+
+#: Vendors' definitions of end-to-end latency from TTFT and a per-token time, as
+#: :func:`e2e_latency_by_definition_s` names them: the tokens after the first each add one
+#: per-token time (NIM), or every output token does (Databricks).
+E2E_DEFINITIONS = ("nim", "databricks")
+
+
+def e2e_latency_by_definition_s(ttft_s: float, tpot_s: float, n_output_tokens: int, *,
+                                definition: str) -> float:
+    r"""End-to-end latency (s) as a named vendor defines it from TTFT and the per-token time.
+
+    .. math:: E_\text{NIM} = \mathrm{TTFT} + (n - 1)\,\mathrm{ITL}, \qquad
+              E_\text{Databricks} = \mathrm{TTFT} + n\,\mathrm{TPOT}           (eq-e2e-vendors)
+
+    The two differ by one per-token time: NIM's inter-token latency is the mean gap *after*
+    the first token, which TTFT already covers (:func:`e2e_latency_s`, the book's own
+    definition); Databricks multiplies its TPOT by "the number of tokens to be generated".
+    Fed the same two numbers, Databricks's formula is longer by :math:`\mathrm{TPOT}`, a
+    relative difference of about :math:`1/n` for long answers and up to a half for two tokens:
+    compare numbers from the two only after converting one definition into the other.
+
+    Parameters
+    ----------
+    ttft_s : float
+        Time to first token (s, >= 0).
+    tpot_s : float
+        The per-token time (s, >= 0): NIM's ITL, Databricks's TPOT.
+    n_output_tokens : int
+        :math:`n`, output tokens of the request (>= 1).
+    definition : str
+        ``"nim"`` or ``"databricks"`` (:data:`E2E_DEFINITIONS`).
+
+    Returns
+    -------
+    float
+        Seconds from the request to its last token, under that definition.
+
+    Assumptions
+    -----------
+    Constant per-token time; TTFT includes the first token (both vendors say so).
+
+    References
+    ----------
+    NVIDIA, "NIM for LLMs Benchmarking Guide", section "Metrics": end-to-end request latency
+    is TTFT plus the generation time, and ITL the average time between consecutive tokens,
+    :math:`(E - \mathrm{TTFT})/(n - 1)`; the guide's version 1.0.0, "Performance", prints TTFT,
+    ITL and the throughput they imply (Llama-3.3-70B-Instruct on NIM 1.8.0, 2 x H100 FP8 TP2,
+    5000 input / 500 output tokens, concurrency 1: 406.77 ms, 18.58 ms, 51.67 tokens/s). Databricks, "Conduct your own
+    LLM endpoint benchmarking" (and the MosaicML blog "LLM Inference Performance Engineering:
+    Best Practices", 2023): "Latency = TTFT + (TPOT) * (the number of tokens to be generated)".
+
+    Examples
+    --------
+    >>> e2e_latency_by_definition_s(0.2, 0.02, 101, definition="nim")
+    2.2
+    >>> round(e2e_latency_by_definition_s(0.2, 0.02, 101, definition="databricks"), 6)
+    2.22
+    """
+    _checks.one_of("definition", definition, E2E_DEFINITIONS)
+    if definition == "nim":
+        return e2e_latency_s(ttft_s, tpot_s, n_output_tokens)
+    ttft = positive("ttft_s", ttft_s, allow_zero=True)
+    tpot = positive("tpot_s", tpot_s, allow_zero=True)
+    n = positive_int("n_output_tokens", n_output_tokens)
+    return ttft + n * tpot
 
 
 def trace_metrics(requests: Iterable, *, window_s: tuple[float, float] | None = None,

@@ -46,6 +46,7 @@ __all__ = [
     "expert_alltoall_bytes_per_layer", "expert_capacity_tokens", "dropped_tokens",
     "expected_dropped_fraction_uniform", "load_balance_loss", "expert_params_per_rank",
     "rank_coordinates", "rank_of", "activation_bytes_full_recompute",
+    "pipeline_p2p_bytes_per_direction", "zero_comm_bytes_per_rank_limit", "parallel_layout_4d",
 ]
 
 _STAGES = (0, 1, 2, 3)
@@ -636,6 +637,108 @@ def pipeline_p2p_bytes_per_rank(*, n_tokens: int, d_model: int, n_microbatches: 
     return 2.0 * m * t_ * h * b
 
 
+def pipeline_p2p_bytes_per_direction(*, n_tokens: int, d_model: int, n_microbatches: int,
+                                     bytes_per_element: float = 2.0) -> float:
+    r"""Data one pipeline boundary carries in one direction per step (bytes): :math:`m\,T h\, b`.
+
+    .. math:: V_{\rightarrow} = V_{\leftarrow} = m\, T h\, b                     (eq-par-pp-dir)
+
+    A boundary carries the activations forward and their gradients backward, the same
+    :math:`T \times h` tensor each way; :func:`pipeline_p2p_bytes_per_rank` is the sum of the
+    two (:math:`2\,m\,T h\,b`), what an interior stage sends. A full-duplex link (NVLink,
+    InfiniBand) carries the two directions at once, so the time on such a link is set by this
+    number over the per-direction bandwidth (``LinkSpec.per_direction_bytes_per_s``), not by the
+    sum over the bidirectional figure.
+
+    Parameters
+    ----------
+    n_tokens : int
+        :math:`T = s\,b`, tokens per micro-batch.
+    d_model : int
+        :math:`h`.
+    n_microbatches : int
+        :math:`m`.
+    bytes_per_element : float
+        :math:`b`.
+
+    Returns
+    -------
+    float
+        Bytes crossing one stage boundary in one direction per step.
+
+    Assumptions
+    -----------
+    Only the hidden state crosses a boundary; no scatter/gather optimisation (with it each of
+    the :math:`t` tensor-parallel ranks sends :math:`1/t` of this); no recomputation across the
+    boundary.
+
+    References
+    ----------
+    Narayanan et al. (2021), section 3.2 (under "Tensor and Pipeline Model Parallelism"): the
+    communication "between every pair of consecutive devices (for either the forward or
+    backward pass) for each microbatch is :math:`bsh`"; section 4.1 (scatter/gather).
+
+    Examples
+    --------
+    >>> pipeline_p2p_bytes_per_direction(n_tokens=2048, d_model=4096, n_microbatches=8) / 2**20
+    128.0
+    """
+    t_ = _positive_int("n_tokens", n_tokens)
+    h = _positive_int("d_model", d_model)
+    m = _positive_int("n_microbatches", n_microbatches)
+    b = _positive("bytes_per_element", bytes_per_element)
+    return float(m) * t_ * h * b
+
+
+def zero_comm_bytes_per_rank_limit(n_params: float, *, zero_stage: int,
+                                   bytes_per_element: float = 2.0) -> float:
+    r"""Data one data-parallel rank sends per step (bytes) in ZeRO's large-:math:`N_d` limit.
+
+    .. math:: V_{0,1,2} \to 2\Psi b, \qquad V_3 \to 3\Psi b \quad (N_d \to \infty)
+              (eq-par-zero-limit)
+
+    The ZeRO paper states the volumes in this limit (it drops the :math:`(N_d-1)/N_d` of a
+    ring): :math:`2\Psi` for plain data parallelism and for :math:`P_{os}` and
+    :math:`P_{os+g}`, :math:`3\Psi` for :math:`P_{os+g+p}`, "1.5x". At a finite degree the
+    exact volume is :func:`data_parallel_comm_bytes_per_rank`, which is smaller by the factor
+    :math:`(N_d-1)/N_d` (0.98 at :math:`N_d = 64`).
+
+    Parameters
+    ----------
+    n_params : float
+        :math:`\Psi`.
+    zero_stage : int
+        0 to 3.
+    bytes_per_element : float
+        :math:`b`; 1 gives the paper's count in elements (:math:`2\Psi`, :math:`3\Psi`).
+
+    Returns
+    -------
+    float
+        Bytes sent per rank per step as :math:`N_d` grows without bound.
+
+    Assumptions
+    -----------
+    Those of :func:`data_parallel_comm_bytes_per_rank`.
+
+    References
+    ----------
+    Rajbhandari et al. (2020), section 7.1 ("data movement of :math:`2\Psi` ... for the
+    all-reduce"), section 7.2.1 (:math:`P_{os+g}`: ":math:`2\Psi`", "the same communication
+    volume") and section 7.2.2 (:math:`P_{os+g+p}`: ":math:`3\Psi`", "1.5x").
+
+    Examples
+    --------
+    >>> zero_comm_bytes_per_rank_limit(1e9, zero_stage=3) / zero_comm_bytes_per_rank_limit(
+    ...     1e9, zero_stage=0)
+    1.5
+    """
+    psi = _positive("n_params", n_params, allow_zero=True)
+    stage = _stage(zero_stage)
+    b = _positive("bytes_per_element", bytes_per_element)
+    return (3.0 if stage == 3 else 2.0) * psi * b
+
+
 def expert_alltoall_bytes_per_layer(*, n_tokens: int, d_model: int, ep: int, top_k: int = 1,
                                     bytes_per_element: float = 2.0) -> float:
     r"""Data one expert-parallel rank sends per mixture-of-experts layer (bytes), both passes.
@@ -1003,3 +1106,75 @@ def rank_of(*, i_d: int, i_p: int, i_t: int, dp: int, tp: int, pp: int) -> int:
         if _positive_int(name, v, minimum=0) >= n:
             raise ValueError(f"{name} must be in [0, {n - 1}], got {v!r}")
     return int(i_t) + t * (int(i_d) + d * int(i_p))
+
+
+def parallel_layout_4d(*, n_devices: int, tp: int, cp: int, pp: int, dp: int, seq_len: int,
+                       batch_per_dp: int) -> dict:
+    r"""Sizes (tokens and counts) of a 4D layout, TP x CP x PP x DP, checked against the GPUs.
+
+    .. math:: t\,c\,p\,N_d = n, \qquad
+              \text{tokens per batch} = N_d\, B_{dp}\, s, \qquad
+              s_{\text{rank}} = s / c                                     (eq-par-layout-4d)
+
+    Tensor parallelism splits each layer's matrices over :math:`t` ranks, context parallelism
+    the sequence over :math:`c`, pipeline parallelism the layers over :math:`p` stages, and data
+    parallelism the batch over :math:`N_d` replicas; every GPU holds one coordinate of each axis,
+    so the four degrees multiply to the GPU count. Tensor, context and pipeline ranks of one
+    replica see the same sequences, so the global batch is :math:`N_d B_{dp}` sequences.
+
+    Parameters
+    ----------
+    n_devices : int
+        :math:`n`, GPUs of the job.
+    tp, cp, pp, dp : int
+        :math:`t`, :math:`c`, :math:`p`, :math:`N_d`.
+    seq_len : int
+        :math:`s`, tokens per sequence (a multiple of ``cp``).
+    batch_per_dp : int
+        :math:`B_{dp}`, sequences per data-parallel replica per step.
+
+    Returns
+    -------
+    dict
+        ``tokens_per_batch`` (tokens of one optimizer step), ``seq_len_per_rank`` (tokens of a
+        sequence each context-parallel rank holds), ``ranks_per_replica`` (:math:`t c p`, the
+        GPUs one copy of the model spans) and ``batch_sequences`` (:math:`N_d B_{dp}`), as ints.
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_devices`` when the degrees' product is not the GPU count, and ``seq_len``
+        when context parallelism does not divide it.
+
+    Assumptions
+    -----------
+    Each axis divides its dimension evenly; layers need not divide evenly over stages (Llama 3
+    puts one layer fewer on its first and last stage), so they are not checked here.
+
+    References
+    ----------
+    Dubey et al. (2024), "The Llama 3 Herd of Models", section 3.3.2 and table 4: 8,192 GPUs as
+    TP 8, CP 1, PP 16, DP 64 with 32 sequences of 8,192 tokens per replica (16M tokens per
+    batch); 16,384 GPUs as TP 8, CP 16, PP 16, DP 8 at a 131,072-token sequence.
+
+    Examples
+    --------
+    >>> layout = parallel_layout_4d(n_devices=16384, tp=8, cp=16, pp=16, dp=8, seq_len=131072,
+    ...                             batch_per_dp=16)
+    >>> layout["tokens_per_batch"], layout["seq_len_per_rank"]
+    (16777216, 8192)
+    """
+    n = _positive_int("n_devices", n_devices)
+    t = _positive_int("tp", tp)
+    c = _positive_int("cp", cp)
+    p = _positive_int("pp", pp)
+    d = _positive_int("dp", dp)
+    s = _positive_int("seq_len", seq_len)
+    b = _positive_int("batch_per_dp", batch_per_dp)
+    if t * c * p * d != n:
+        raise ValueError(f"n_devices must equal tp*cp*pp*dp = {t}*{c}*{p}*{d} = {t * c * p * d}, "
+                         f"got {n_devices!r}")
+    if s % c:
+        raise ValueError(f"seq_len must be a multiple of cp={c}, got {seq_len!r}")
+    return {"tokens_per_batch": d * b * s, "seq_len_per_rank": s // c,
+            "ranks_per_replica": t * c * p, "batch_sequences": d * b}
