@@ -83,19 +83,11 @@ def l2_bytes(device: str) -> float:
 def capture_chain(x, n_kernels: int):
     """Capture ``chain(x, n_kernels)`` in a ``torch.cuda.CUDAGraph`` and return the graph.
 
-    Warm-up runs on a side stream first, as PyTorch's CUDA-graph documentation prescribes;
-    capture records the kernels without running them.
+    Two warm-up runs on a side stream first, as PyTorch's CUDA-graph documentation prescribes
+    (:func:`helpers.bench.device.capture_graph`); capture records the kernels without running
+    them.
     """
-    import torch
+    from helpers.bench.device import capture_graph
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            chain(x, n_kernels)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        chain(x, n_kernels)
-    torch.cuda.synchronize()
+    graph, _ = capture_graph(lambda: chain(x, n_kernels), device=str(x.device), warmup_calls=2)
     return graph

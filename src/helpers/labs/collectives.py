@@ -45,6 +45,7 @@ from typing import Callable
 
 from helpers import specs
 from helpers.bench import bench
+from helpers.bench.device import capture_graph
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
@@ -250,21 +251,9 @@ def _graph_s(fn, calls: int, reps: int, device: str) -> tuple[float | None, str 
     ``reps`` times under :func:`bench` (one event pair per replay); the per-call median (s) and
     None, or None and the reason the capture failed. A replay launches the whole batch at
     once, so no host dispatch sits between the calls."""
-    import torch
-
     graph, error = None, None
-    try:
-        side = torch.cuda.Stream(device)
-        side.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(side):  # capture wants its collectives warmed on a side stream
-            fn()
-        torch.cuda.current_stream(device).wait_stream(side)
-        torch.cuda.synchronize(device)
-        captured = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(captured):
-            for _ in range(calls):
-                fn()
-        graph = captured
+    try:  # capture wants its collectives warmed on a side stream, as capture_graph does
+        graph, _ = capture_graph(fn, device=device, calls=calls)
     except Exception as exc:  # noqa: BLE001 - recorded: the page says why there is no number
         error = f"{type(exc).__name__}: {exc}"[:300]
     # replay only if every rank captured: a rank replaying alone would wait for ever

@@ -52,6 +52,7 @@ import torch
 
 from helpers import specs
 from helpers.bench import pick, sync
+from helpers.bench.device import capture_graph, copy_rate
 from helpers.labs import core
 from helpers.labs.core import finite, lab_device, new_result, progress, run_cli, summarize
 from helpers.labs.grading import Verdict
@@ -183,39 +184,14 @@ def check_batched_decode(model, device: str, *, batch: int = 3, prompt_len: int 
                                          "read-once vs the book's attention")}
 
 
-def _graph(step, device: str):
-    """``step`` captured in a CUDA graph (warmed up on a side stream first, as PyTorch
-    documents); returns ``(graph, output tensor)``."""
-
-    s = torch.cuda.Stream(device=device)
-    s.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream(device).wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = step()
-    return g, out
-
-
 # --- measurements -----------------------------------------------------------------------------
 
 def measure_copy(device: str) -> dict:
     """Bandwidth of ``dst.copy_(src)`` on a buffer far larger than the caches (bytes read plus
-    written), checked for equality (destination poisoned with NaN) before timing."""
-
-    n = LAB.size("copy_mib") * 2**20 // 4
-    src = torch.rand(n, device=device) + 0.5
-    dst = torch.full_like(src, float("nan"))
-    dst.copy_(src)
-    sync(device)
-    if not torch.equal(dst, src):
-        raise AssertionError("copy: the destination differs from the source")
-    r = LAB.bench(lambda: dst.copy_(src), device, "copy")
-    moved = 2.0 * src.nbytes
-    return {"bytes_moved": moved, "bench": summarize(r),
-            "bytes_per_s": finite(moved / r.median_s)}
+    written), checked for equality before timing (:func:`helpers.bench.device.copy_rate`)."""
+    c = copy_rate(LAB.size("copy_mib") * 2**20, device=device, bench_fn=LAB.bench)
+    return {"bytes_moved": c.n_bytes, "bench": summarize(c.result),
+            "bytes_per_s": finite(c.bytes_per_s)}
 
 
 def _time_stock(model, step, want, dtype_name: str, device: str, name: str) -> dict:
@@ -284,7 +260,7 @@ def measure_model(cfg: TransformerConfig, device: str) -> dict:
                                                    f"{cfg.name}_b{b}_s{ctx}_stock")
             if cuda:
                 try:
-                    g, graph_out = _graph(step, device)
+                    g, graph_out = capture_graph(step, device=device, warmup_calls=2)
                     g.replay()
                     sync(device)
                     point["graph_vs_eager"] = _close(graph_out, first, name, "graph replay")

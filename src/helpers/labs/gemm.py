@@ -41,6 +41,7 @@ from typing import Callable
 
 from helpers import specs
 from helpers.bench import sync
+from helpers.bench.device import graph_bench, graph_calls, uniform
 from helpers.labs import core
 from helpers.labs.core import (MISSING, NoConfigRan, fastest_config, fmt, lab_device,
                                 new_result, progress, run_cli, summarize)
@@ -51,7 +52,7 @@ from helpers.kernels import triton_device
 
 __all__ = ["LAB", "GPU", "FULL_SIZES", "CONFIGS", "FP32_CONFIG", "CHECK_SHAPES", "GRADE_CONFIG", "sizes",
            "sweep_size", "measure_check", "measure_configs", "measure_sizes", "measure_fp32",
-           "measure_launch", "measure_probe", "GRAPH_BATCH", "PROBE_SIZES",
+           "measure_launch", "measure_probe", "PROBE_SIZES",
            "run", "reference_or_none", "fmt", "MISSING", "grade_gemm", "grade_gemm_speed", "main"]
 
 #: The GPU whose datasheet the model uses (and on which the reference was measured).
@@ -148,12 +149,11 @@ def sweep_size() -> int:
 
 # --- helpers --------------------------------------------------------------------------------
 
-def _uniform(shape, gen, device: str, dtype):
-    """Random values in [0.5, 1.5), drawn on the CPU from ``gen``, then moved to ``device``."""
-    import torch
-
-    x = torch.rand(shape, generator=gen, dtype=torch.float32) + 0.5
-    return x.to(device=device, dtype=dtype)
+def _pair(a_shape, b_shape, gen, device: str, dtype):
+    """Operands ``a`` and ``b`` of ``dtype`` on ``device``, drawn in turn from ``gen`` by
+    :func:`helpers.bench.device.uniform` (values in [0.5, 1.5), never zero)."""
+    return (uniform(a_shape, gen, device=device, dtype=dtype),
+            uniform(b_shape, gen, device=device, dtype=dtype))
 
 
 def _dtype(prec: str):
@@ -215,7 +215,7 @@ def measure_check(device: str, gen) -> list[dict]:
     rows = []
     for m, n, k in CHECK_SHAPES:
         for prec in precs:
-            a, b = _uniform((m, k), gen, tdev, _dtype(prec)), _uniform((k, n), gen, tdev, _dtype(prec))
+            a, b = _pair((m, k), (k, n), gen, tdev, _dtype(prec))
             out = torch.full((m, n), float("nan"), device=tdev, dtype=_dtype(prec))
             err = _max_rel_error(_triton_call(a, b, cfg, out, prec == "tf32"), a, b, gen)
             _require(err, TOLERANCE[prec], f"triton gemm {prec} {m}x{n}x{k}")
@@ -234,7 +234,7 @@ def measure_configs(device: str, gen) -> tuple[dict, tuple]:
     out: dict = {"n": n, "flop": roofline.matmul_flop(n, n, n), "configs": []}
     if not device.startswith("cuda"):
         return out, GRADE_CONFIG
-    a, b = _uniform((n, n), gen, device, torch.bfloat16), _uniform((n, n), gen, device, torch.bfloat16)
+    a, b = _pair((n, n), (n, n), gen, device, torch.bfloat16)
     c = torch.empty((n, n), device=device, dtype=torch.bfloat16)
     fn = (lambda: torch.matmul(a, b, out=c))
     c.fill_(float("nan"))
@@ -263,42 +263,20 @@ def measure_configs(device: str, gen) -> tuple[dict, tuple]:
     return out, best
 
 
-#: Target GPU time of one captured batch of calls (s), and the most calls in a batch.
-GRAPH_BATCH = (2e-3, 64)
 #: K of the fixed-cost probe: one pipeline's worth of steps of the best tiling is
 #: ``BLOCK_K * stages``; the probe runs ``n x n x K`` products at the smallest sizes.
 PROBE_SIZES = (1024, 2048)
 
 
 def _graph_time(fn, device: str, name: str, per_call_s: float) -> dict:
-    """``fn`` captured ``calls`` times back to back in one CUDA graph (``calls`` chosen so a
-    replay lasts about :data:`GRAPH_BATCH`'s seconds from the plain per-call time), the graph
-    replayed under :func:`LAB.bench`; the per-call summary, and the call count. A replay
-    launches the whole batch at once, so no host (Python launcher) time sits between calls:
-    what is timed is the kernels themselves."""
-    import math
-
-    import torch
-
-    target, most = GRAPH_BATCH
-    calls = int(max(1, min(most, math.ceil(target / max(per_call_s, 1e-7)))))
-    side = torch.cuda.Stream(device)
-    side.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(side):  # warm on a side stream before capture
-        fn()
-    torch.cuda.current_stream(device).wait_stream(side)
-    torch.cuda.synchronize(device)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
-    torch.cuda.synchronize(device)
-    s = summarize(LAB.bench(graph.replay, device, name))
-    for k in ("median_s", "p20_s", "p80_s", "ci_low_s", "ci_high_s", "min_s", "max_s", "mean_s"):
-        if s.get(k) is not None:
-            s[k] = s[k] / calls
+    """The per-call summary of ``fn`` timed from a CUDA graph replay
+    (:func:`helpers.bench.device.graph_bench`), with ``calls`` chosen from the plain per-call
+    time by :func:`~helpers.bench.device.graph_calls`, and that call count. A replay launches
+    the whole batch at once, so no host (Python launcher) time sits between calls: what is
+    timed is the kernels themselves."""
+    calls = graph_calls(max(per_call_s, 1e-7))
+    s = summarize(graph_bench(fn, device=device, calls=calls, name=name, bench_fn=LAB.bench))
     s["graph_calls"] = calls
-    del graph
     return s
 
 
@@ -355,7 +333,7 @@ def measure_probe(device: str, gen, best: tuple) -> list[dict]:
     for n in PROBE_SIZES:
         for steps in (cfg.num_stages, 2 * cfg.num_stages):
             k = cfg.block_k * steps
-            a, b = _uniform((n, k), gen, device, torch.bfloat16), _uniform((k, n), gen, device, torch.bfloat16)
+            a, b = _pair((n, k), (k, n), gen, device, torch.bfloat16)
             c = torch.full((n, n), float("nan"), device=device, dtype=torch.bfloat16)
             fn = _triton_call(a, b, cfg, c)
             err = _max_rel_error(fn, a, b, gen, rows=16)
@@ -383,7 +361,7 @@ def measure_sizes(device: str, gen, best: tuple) -> dict:
     rows = []
     with (threads() if not cuda else _null()):
         for n in progress(sizes(), desc="sizes"):
-            a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
+            a, b = _pair((n, n), (n, n), gen, device, dtype)
             c = torch.empty((n, n), device=device, dtype=dtype)
             entry = {"n": n, "precision": prec, "flop": roofline.matmul_flop(n, n, n)}
             fn = (lambda: torch.matmul(a, b, out=c))
@@ -421,7 +399,7 @@ def measure_fp32(device: str, gen) -> dict:
         return {}
     n = LAB.size("fp32_size")
     cfg = _cfg(FP32_CONFIG)
-    a, b = _uniform((n, n), gen, device, torch.float32), _uniform((n, n), gen, device, torch.float32)
+    a, b = _pair((n, n), (n, n), gen, device, torch.float32)
     c = torch.empty((n, n), device=device)
     out: dict = {"n": n, "flop": roofline.matmul_flop(n, n, n), "config": cfg.as_dict()}
     for prec, mode in (("fp32", "ieee"), ("tf32", "tf32")):
@@ -477,7 +455,7 @@ reference_or_none = LAB.reference
 
 def _grade_inputs(m: int, n: int, k: int, device: str, prec: str):
     def make(gen):
-        return (_uniform((m, k), gen, device, _dtype(prec)), _uniform((k, n), gen, device, _dtype(prec)))
+        return _pair((m, k), (k, n), gen, device, _dtype(prec))
     return make
 
 
@@ -515,7 +493,7 @@ def grade_gemm_speed(kernel, device: str | None = None, min_fraction: float = 0.
         raise ValueError("grade_gemm_speed needs a CUDA device; the CPU tier grades correctness")
     gen = torch.Generator().manual_seed(7)
     n = LAB.size("speed_check_size")
-    a, b = _uniform((n, n), gen, device, torch.bfloat16), _uniform((n, n), gen, device, torch.bfloat16)
+    a, b = _pair((n, n), (n, n), gen, device, torch.bfloat16)
     c = torch.full((n, n), float("nan"), device=device, dtype=torch.bfloat16)
     cfg = _cfg(GRADE_CONFIG)
     fn = (lambda: matmul(a, b, cfg, out=c, kernel=kernel))

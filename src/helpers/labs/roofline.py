@@ -42,6 +42,7 @@ from typing import Callable
 
 from helpers import specs
 from helpers.bench import sync
+from helpers.bench.device import uniform
 from helpers.bench.precision import matmul_precision
 from helpers.labs import core
 from helpers.labs.core import lab_device, new_result, progress, run_cli, summarize
@@ -124,16 +125,6 @@ def sweep_ks() -> list[int]:
     return LAB.size("sweep_ks")
 
 
-# --- helpers --------------------------------------------------------------------------------
-
-def _uniform(shape, gen, device: str, dtype=None):
-    """Random values in [0.5, 1.5), drawn on the CPU from ``gen``, then moved to ``device``."""
-    import torch
-
-    x = torch.rand(shape, generator=gen, dtype=torch.float32) + 0.5
-    return x.to(device=device, dtype=dtype or torch.float32)
-
-
 # --- measurements ---------------------------------------------------------------------------
 
 def _checked_copy(fn: Callable[[], object], src, dst, what: str) -> None:
@@ -162,7 +153,7 @@ def measure_copy(device: str, gen) -> dict:
     block, warps = kern.COPY_BLOCK, kern.COPY_WARPS
     if cuda:  # choose the Triton configuration on the largest buffer
         n = sizes[-1] // 4
-        src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+        src, dst = uniform(n, gen, device=device), torch.empty(n, device=device)
         best = None
         for b, w in progress(kern.COPY_CONFIGS, desc="copy configs"):
             fn = (lambda b=b, w=w: kern.triton_copy(src, dst, block=b, num_warps=w))
@@ -176,7 +167,7 @@ def measure_copy(device: str, gen) -> dict:
     else:
         n = 3001  # not a multiple of any block: exercises the mask
         tdev = triton_device(device)
-        src, dst = _uniform(n, gen, tdev), torch.empty(n, device=tdev)
+        src, dst = uniform(n, gen, device=tdev), torch.empty(n, device=tdev)
         _checked_copy(lambda: kern.triton_copy(src, dst, block=1024, num_warps=4), src, dst,
                       "triton copy (interpreter)")
         out["triton_interpreter_checked_elements"] = n
@@ -185,7 +176,7 @@ def measure_copy(device: str, gen) -> dict:
         out["cpu_threads"] = n_threads
         for size in progress(sizes, desc="copy sizes"):
             n = size // 4
-            src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+            src, dst = uniform(n, gen, device=device), torch.empty(n, device=device)
             entry = {"buffer_bytes": float(n * FP32_BYTES),
                      "moved_bytes": float(2 * n * FP32_BYTES)}
             fn = (lambda: dst.copy_(src))
@@ -215,7 +206,7 @@ def measure_matmul(device: str, gen) -> dict:
             rows = []
             with matmul_precision(mode):
                 for n in progress(matmul_sizes(), desc=f"matmul {prec}"):
-                    a, b = _uniform((n, n), gen, device, dtype), _uniform((n, n), gen, device, dtype)
+                    a, b = (uniform((n, n), gen, device=device, dtype=dtype) for _ in range(2))
                     fn = (lambda: torch.matmul(a, b))
                     c = fn()
                     sync(device)
@@ -245,7 +236,7 @@ def measure_sweep(device: str, gen) -> dict:
 
     cuda = device.startswith("cuda")
     n = LAB.size("sweep_elements") if cuda else 3001
-    x = _uniform(n, gen, triton_device(device))
+    x = uniform(n, gen, device=triton_device(device))
     y = torch.empty_like(x)
     x64 = x.double()  # the float64 reference is computed where x lives
     points = []
@@ -293,7 +284,7 @@ reference_or_none = LAB.reference
 
 def _copy_inputs(n: int, device: str):
     def make(gen):
-        return (_uniform(n, gen, device),)
+        return (uniform(n, gen, device=device),)
     return make
 
 
@@ -316,7 +307,7 @@ def _grading_reference(device: str, gen) -> dict:
     from helpers.kernels import roofline as kern
 
     n = LAB.size("speed_check_elements")
-    src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+    src, dst = uniform(n, gen, device=device), torch.empty(n, device=device)
     out = {"n": n, "moved_bytes": 2.0 * n * FP32_BYTES}
     for name, fn in (("torch", lambda: dst.copy_(src)), ("triton", lambda: kern.triton_copy(src, dst))):
         _checked_copy(fn, src, dst, name)
@@ -339,7 +330,7 @@ def grade_copy_speed(copy_fn: Callable, reference: dict | None = None,
         raise ValueError("grade_copy_speed needs a CUDA device; the CPU tier grades correctness")
     gen = torch.Generator().manual_seed(7)
     n = LAB.size("speed_check_elements")
-    src, dst = _uniform(n, gen, device), torch.empty(n, device=device)
+    src, dst = uniform(n, gen, device=device), torch.empty(n, device=device)
     moved = 2.0 * n * FP32_BYTES
     _checked_copy(lambda: copy_fn(src, dst), src, dst, "your copy")
     mine = LAB.bench(lambda: copy_fn(src, dst), device, "your_copy")
