@@ -27,7 +27,7 @@ Shapes: ``q`` is ``(B, H, d)``, ``k`` and ``v`` are ``(B, H_kv, N, d)`` with uni
 >>> bool(torch.allclose(o, decode_reference(q, k, v), atol=1e-5))
 True
 
-Used by: labs/attention.md (through :mod:`helpers.labs.attention.decode`).
+Used by: labs/attention.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 __all__ = ["decode_split_kernel", "decode_combine_kernel", "decode_attention",
-           "decode_reference", "decode_splits", "device_sms", "default_decode_config",
+           "decode_reference", "decode_splits", "device_sms", "WAVES", "default_decode_config",
            "HEAD_DIMS", "INTERPRETED"]
 
 #: Head dimensions the kernel is written for (``tl.arange`` needs a power of two >= 16).
@@ -54,8 +54,12 @@ def default_decode_config(head_dim: int) -> dict:
     return {"block_n": 64, "num_warps": 4, "num_stages": 3}
 
 
+#: Waves of programs per SM the split count aims at by default (:func:`decode_splits`).
+WAVES = 4
+
+
 def decode_splits(context_len: int, programs_per_split: int, *, block_n: int, n_sms: int,
-                  waves: int = 4) -> int:
+                  waves: int = WAVES) -> int:
     """How many chunks to cut the KV length into: enough programs for ``waves`` per SM, no
     chunk shorter than one block of ``block_n`` keys:
     ``max(1, min(ceil(waves * n_sms / programs_per_split), ceil(context_len / block_n)))``.

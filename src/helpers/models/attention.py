@@ -1345,7 +1345,7 @@ def decode_attention_bytes(context_len: int, head_dim: int, bytes_per_element: f
     the query and the output, and a split-KV kernel's partial results.
 
     .. math:: Q = 2\,B H_{kv} N d\,b + 2\,B H d\,b + 2\,B H S\,(d + 1)\,b_p\,[S > 1]
-                                                     (the page labels this eq-decode-bytes)
+                                                     (the page labels this eq-labatt-decode)
 
     The first term is the KV cache of one layer (:func:`helpers.models.transformer.kv_cache_bytes`
     with :math:`L = 1`): each of the :math:`H_{kv}` K/V heads of a sequence is read once, the
