@@ -279,14 +279,15 @@ def measure_sweep(device: str, gen) -> dict:
                           device, f"split_{n}_{b}", copies)
                 entry["median_s"] = r.median_s
                 entry["spread"] = r.spread
+                entry["n_reps"] = r.n_reps
                 entry["n_bytes"] = model.decode_attention_bytes(
                     n, d, esize, n_heads=N_HEADS, n_kv_heads=N_KV_HEADS, batch=b, n_splits=used)
                 return r.median_s
 
             best, tried = fastest_config(split_configs(), attempt, what="split-KV configuration")
             chosen = min((t for t in tried if "median_s" in t), key=lambda t: t["median_s"])
-            point["split"] = {"config": best, "tried": tried, **{k: chosen[k] for k in (
-                "splits", "median_s", "spread", "max_abs_error", "n_bytes")}}
+            point["split"] = {"config": best, "tried": tried, **{key: chosen[key] for key in (
+                "splits", "median_s", "spread", "n_reps", "max_abs_error", "n_bytes")}}
         for name, fn in (("sdpa", sdpa_decode), ("naive", naive_decode)):
             try:
                 o = fn(q, k, v)
