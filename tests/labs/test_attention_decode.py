@@ -50,8 +50,8 @@ def fake_gpu_result(cpu_result, fraction=0.9, copy_bytes_per_s=4.0e12):
         p["context_len"] *= lab.PREDICTED_FROM // 100  # some points below, some above
         n_bytes = att.decode_attention_bytes(p["context_len"], 128, 2.0, n_heads=32,
                                              n_kv_heads=8, batch=p["batch"], n_splits=4)
-        p["split"] = {"n_bytes": n_bytes, "splits": 4, "max_abs_error": 1e-3, "spread": 0.01, "n_reps": 5,
-                      "median_s": n_bytes / copy_bytes_per_s / fraction}
+        p["split"] = {"n_bytes": n_bytes, "splits": 4, "max_abs_error": 1e-3, "spread": 0.01,
+                      "n_reps": 5, "median_s": n_bytes / copy_bytes_per_s / fraction}
     return r
 
 
