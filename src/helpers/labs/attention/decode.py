@@ -85,7 +85,7 @@ CLAIMS = (
 LAB = core.Lab(
     "attention_decode", pages=("labs/attention.md",), claims=CLAIMS,
     sizes={"context_lens": ([40, 300], [8192, 32768, 131072]),
-           "batches": ([1, 3], [1, 4, 16])},
+           "batches": ([1, 3], [1, 16])},
     budget_s=(0.05, 0.1), warmup_s=(0.01, 0.03), min_reps=(3, 5))
 
 
