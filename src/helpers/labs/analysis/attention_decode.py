@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from helpers import specs
 from helpers.labs import core
+from helpers.labs.compare import gpu_spec_for
 from helpers.labs.attention.decode import LAB, PREDICTED_FROM
 from helpers.labs.report import Row, Table
 from helpers.models import roofline
 
-__all__ = ["GPU", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
+__all__ = ["datasheet", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
            "prose_numbers"]
 
-#: The GPU whose datasheet bounds the times (the reference's device).
-GPU = specs.H200_SXM
+
+def datasheet(result: dict) -> specs.GPUSpec:
+    """The datasheet of the GPU a result was measured on, recognised from its device name
+    (:func:`helpers.labs.compare.gpu_spec_for`; the H200's when the name is not known)."""
+    return gpu_spec_for(result["provenance"].get("device_name") or "")[0]
 
 
 def _copy_rate(result: dict) -> float | None:
@@ -28,15 +32,17 @@ def _copy_rate(result: dict) -> float | None:
     return copy["bytes_per_s"] if copy else None
 
 
-def point_rows(result: dict, gpu: specs.GPUSpec = GPU) -> list[dict]:
+def point_rows(result: dict, gpu: specs.GPUSpec | None = None) -> list[dict]:
     """Per point of the sweep: ``context_len``, ``batch``, ``n_bytes`` (the split kernel's
     bytes, :func:`helpers.models.attention.decode_attention_bytes`), ``splits``, ``split_s``
     (None on a CPU), ``model_s`` (the bytes at the run's copy rate,
     :func:`helpers.models.roofline.memory_time_s`; None without one), ``hbm_bound_s`` (at
-    ``gpu``'s datasheet HBM bandwidth), ``fraction_of_copy`` (``model_s / split_s``: the share
+    ``gpu``'s datasheet HBM bandwidth; by default the measured device's, :func:`datasheet`),
+    ``fraction_of_copy`` (``model_s / split_s``: the share
     of the copy rate the kernel's bytes reach), ``sdpa_s`` and ``naive_s`` (None when they
     failed, with the reason in ``sdpa_error``, ``naive_error``)."""
     copy = _copy_rate(result)
+    gpu = gpu or datasheet(result)
     rows = []
     for p in result["measurements"]["sweep"]["points"]:
         sp = p.get("split")
@@ -63,12 +69,13 @@ def point_at(rows: list[dict], context_len: int, batch: int) -> dict | None:
 
 
 def comparison_rows(ref: dict | None, mine: dict | None = None,
-                    gpu: specs.GPUSpec = GPU) -> list[Row]:
+                    gpu: specs.GPUSpec | None = None) -> list[Row]:
     """Model | H200 | yours rows of the split kernel's time per (context length, batch).
 
     From :data:`~helpers.labs.attention.decode.PREDICTED_FROM` tokens on the model is the
     bytes at the copy rate (claim ``decode_time``, a prediction); below it, the bytes at the
-    datasheet's HBM bandwidth of ``gpu`` (claim ``decode_hbm``, a bound).
+    datasheet's HBM bandwidth of ``gpu`` (claim ``decode_hbm``, a bound; by default the
+    datasheet of the device each result was measured on).
     """
     def index(result):
         return {} if result is None else {
@@ -112,14 +119,17 @@ def describe(result: dict) -> str:
 
 @core.page_numbers(["dec_device", "dec_copy_tbs", "dec_long_n", "dec_frac_b1", "dec_frac_lo",
                     "dec_frac_hi", "dec_goal_word", "dec_splits_b1", "dec_short_n",
-                    "dec_frac_short", "dec_sdpa_ratio", "dec_sdpa_dir", "dec_err_lo",
+                    "dec_frac_short", "dec_sdpa_pct", "dec_err_lo", "dec_fixed_lo_us", "dec_fixed_hi_us",
+                    "dec_big_b", "dec_big_err",
                     "dec_err_hi", "dec_n_checks", "dec_worst_err"])
 def prose_numbers(result: dict) -> dict:
     """The decode section's glued numbers from a GPU result: the copy rate, the fraction of it
     reached at the longest context (batch 1, and the range over the predicted points), whether
     every predicted point reaches ``goal``, the splits at batch 1, the shortest context's
-    fraction, SDPA's time over the kernel's at the longest context and batch 1, the
-    prediction's errors and the correctness checks. The goal is one less the prediction's
+    fraction, the kernel's speed as a percentage of SDPA's at the longest context and batch 1,
+    the prediction's errors, the time beyond the bytes at the copy rate at batch 1 (lowest and
+    highest over the context lengths), the largest batch's largest error, and the correctness
+    checks. The goal is one less the prediction's
     tolerance (0.8 of the copy rate)."""
     goal = 1 - LAB.claim("decode_time").tolerance
     rows = [r for r in point_rows(result) if r["fraction_of_copy"] is not None]
@@ -129,6 +139,9 @@ def prose_numbers(result: dict) -> dict:
     fracs = [r["fraction_of_copy"] for r in pred]
     errs = [r["model_s"] / r["split_s"] - 1 for r in pred]
     sdpa = b1["sdpa_s"] / b1["split_s"] if b1["sdpa_s"] else None
+    fixed = [r["split_s"] - r["model_s"] for r in rows if r["batch"] == 1]
+    big_b = max(r["batch"] for r in rows)
+    big_err = max(abs(r["model_s"] / r["split_s"] - 1) for r in pred if r["batch"] == big_b)
     checks = result["measurements"]["checks"]["cases"]
     return {
         "dec_device": result["provenance"].get("device_name") or core.MISSING,
@@ -138,9 +151,11 @@ def prose_numbers(result: dict) -> dict:
         "dec_goal_word": "reaches" if min(fracs) >= goal else "falls short of",
         "dec_splits_b1": core.fmt(b1["splits"], "d"), "dec_short_n": core.fmt(shortest, "d"),
         "dec_frac_short": core.fmt(short["fraction_of_copy"], ".2f"),
-        "dec_sdpa_ratio": core.fmt(sdpa if sdpa is None else max(sdpa, 1 / sdpa), ".2g"),
-        "dec_sdpa_dir": core.MISSING if sdpa is None else "faster" if sdpa > 1 else "slower",
+        "dec_sdpa_pct": core.fmt(sdpa if sdpa is None else 100 * sdpa, ".0f"),
         "dec_err_lo": core.fmt(100 * min(errs), "+.0f"), "dec_err_hi": core.fmt(100 * max(errs), "+.0f"),
+        "dec_fixed_lo_us": core.fmt(min(fixed), ".2g", 1e-6),
+        "dec_fixed_hi_us": core.fmt(max(fixed), ".2g", 1e-6),
+        "dec_big_b": core.fmt(big_b, "d"), "dec_big_err": core.fmt(100 * big_err, ".0f"),
         "dec_n_checks": core.fmt(len(checks), "d"),
         "dec_worst_err": core.fmt(max(c["max_abs_error"] for c in checks), ".1g"),
     }
