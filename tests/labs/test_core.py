@@ -57,14 +57,25 @@ def test_missing_reference_names_the_command(monkeypatch, tmp_path):
         core.load_reference("nothing")
 
 
+#: References measured on another card than an H200, each with the card its provenance names
+#: and why; the README of the reference folder says so too. The test fails once such a file
+#: is measured again on an H200, so the exception cannot outlive its cause.
+MEASURED_ELSEWHERE = {
+    "attention_decode.json": ("NVIDIA H100 80GB HBM3", "the device pool lent an H100 to the "
+                              "session that measured it (issue 18); measure it again on an H200"),
+}
+
+
 def test_every_shipped_reference_is_a_valid_gpu_result():
     files = sorted(core.REFERENCE_DIR.glob("*.json"))
     for path in files:
         data = core.load_result(path)
         assert data["lab"] == path.stem
         assert data["tier"] == "gpu" and data["size_tier"] == "full"
-        assert "H200" in data["provenance"]["device_name"]
+        card = MEASURED_ELSEWHERE.get(path.name, ("H200",))[0]
+        assert card in data["provenance"]["device_name"], path.name
         assert data["provenance"]["commit"], f"{path.name} does not name the measured commit"
+    assert set(MEASURED_ELSEWHERE) <= {p.name for p in files}
 
 
 def test_table_text_and_html():

@@ -97,7 +97,8 @@ def comparison_table(ref: dict | None, mine: dict | None = None) -> Table:
     """The decode table of :func:`comparison_rows` (one row saying so when nothing is
     measured)."""
     rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
-    return Table("Decode attention, 32 query heads, 8 K/V heads, d=128, bf16", rows,
+    card = f" (reference column: {ref['provenance'].get('device_name')})" if ref else ""
+    return Table("Decode attention, 32 query heads, 8 K/V heads, d=128, bf16" + card, rows,
                  yours_label="yours" if mine is not None else None)
 
 
