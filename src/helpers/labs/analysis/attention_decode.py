@@ -17,8 +17,19 @@ from helpers.labs.attention.decode import LAB, PREDICTED_FROM
 from helpers.labs.report import Row, Table
 from helpers.models import roofline
 
-__all__ = ["datasheet", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
+__all__ = ["OTHER_CARD_RESULT", "other_card_result", "datasheet", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
            "prose_numbers"]
+
+
+#: The section's run on an H100 (the card lent when it was measured), kept beside the H200
+#: references until the H200 measures this lab; it is never read as an H200 reference.
+OTHER_CARD_RESULT = core.REFERENCE_DIR.parent / "h100" / "attention_decode.json"
+
+
+def other_card_result() -> dict | None:
+    """The shipped run of this section on another card than the H200 (:data:`OTHER_CARD_RESULT`,
+    checked by :func:`helpers.labs.core.load_result`), or None if there is none."""
+    return core.load_result(OTHER_CARD_RESULT) if OTHER_CARD_RESULT.exists() else None
 
 
 def datasheet(result: dict) -> specs.GPUSpec:
@@ -97,9 +108,11 @@ def comparison_table(ref: dict | None, mine: dict | None = None) -> Table:
     """The decode table of :func:`comparison_rows` (one row saying so when nothing is
     measured)."""
     rows = comparison_rows(ref, mine) or [Row("no measurement yet", "us", 1e-6)]
-    card = f" (reference column: {ref['provenance'].get('device_name')})" if ref else ""
-    return Table("Decode attention, 32 query heads, 8 K/V heads, d=128, bf16" + card, rows,
-                 yours_label="yours" if mine is not None else None)
+    card = (ref["provenance"].get("device_name") or "") if ref else ""
+    label = next((c for c in ("H200", "H100") if c in card), "H200" if not card else "reference")
+    title = "Decode attention, 32 query heads, 8 K/V heads, d=128, bf16"
+    return Table(title + (f" (reference column: {card})" if card else ""), rows,
+                 yours_label="yours" if mine is not None else None, reference_label=label)
 
 
 def describe(result: dict) -> str:
