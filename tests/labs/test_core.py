@@ -272,12 +272,10 @@ def test_nothing_outside_labs_imports_a_lab_runner():
 
 
 def test_every_runner_declares_a_lab_record_with_its_pages():
-    import importlib
-
     from helpers.labs import summary
 
     for name, _ in summary.LABS:
-        module = importlib.import_module(f"helpers.labs.{name}")
+        module = summary.lab_module(name)
         if not isinstance(module.LAB, core.Lab):  # not migrated yet (checkpointing)
             continue
         assert module.LAB.name == name
@@ -342,3 +340,14 @@ def test_size_flag_reaches_the_size_switch_without_the_environment(monkeypatch, 
     assert json.loads((tmp_path / "demo_lab.json").read_text())["size_tier"] == "full"
     core.run_cli(lab, run, ["--out", str(tmp_path), "--device", "cpu"])
     assert seen[-1] == (2, "small")
+
+
+def test_a_table_names_the_card_of_its_reference_column():
+    from helpers.labs.report import Claim, Row, Table
+
+    claim = Claim("t", "a time", "prediction", model="m", ceilings="c", tolerance=0.1, why="w")
+    t = Table("t", [Row("x", "us", 1e-6, model=1e-6, h200=1.05e-6, claim=claim)],
+              reference_label="H100")
+    head = str(t).splitlines()[0].split()
+    assert "H100" in head and "H200" not in head and head[-2:] == ["vs", "H100"]
+    assert "<th>vs H100</th>" in t._repr_html_()

@@ -13,7 +13,9 @@ with ``l`` and ``acc`` rescaled by ``exp(m_old - m_new)`` whenever the maximum g
 online softmax of Milakov and Gimelshein, used this way by FlashAttention). After the last block
 ``O = acc / l``. Inputs and output are bf16 (or fp16/fp32), contiguous ``(B*H, N, d)``; the
 scores and accumulators are fp32. Causal masking skips key blocks wholly above the diagonal
-and masks only the blocks that straddle it.
+and masks only the blocks that straddle it. Grouped-query attention (Ainslie et al. 2023) maps
+each query head to its K/V head by index (``GROUP`` query heads per K/V head), so K and V are
+not copied per query head.
 
 With no usable CUDA GPU, Triton runs through its interpreter (set by :mod:`helpers.kernels`
 before ``triton`` is imported), which is slow: keep the sizes tiny there.
@@ -86,17 +88,24 @@ def _update(acc, m_i, l_i, q, k_ptrs, v_ptrs, offs_m, offs_n, start_n, N_CTX, qk
 
 @triton.jit
 def attention_fwd_kernel(Q, K, V, O, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,
-                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    """Program ``(i, bh)``: rows ``i*BLOCK_M ...`` of head ``bh`` of contiguous ``(BH, N, d)``."""
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                         GROUP: tl.constexpr = 1):
+    """Program ``(i, bh)``: rows ``i*BLOCK_M ...`` of head ``bh`` of contiguous ``(BH, N, d)``.
+
+    Grouped-query attention: ``GROUP`` query heads share one K/V head, and K, V are
+    ``(BH / GROUP, N, d)``. Query head ``bh = b H + h`` reads K/V head ``b H_kv + h // GROUP``,
+    which is ``bh // GROUP`` because ``H = H_kv GROUP``."""
     start_m = tl.program_id(0)
-    base = tl.program_id(1).to(tl.int64) * N_CTX * HEAD_DIM
+    bh = tl.program_id(1).to(tl.int64)
+    base = bh * N_CTX * HEAD_DIM
+    kv_base = (bh // GROUP) * N_CTX * HEAD_DIM
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     q = tl.load(Q + base + offs_m[:, None] * HEAD_DIM + offs_d[None, :],
                 mask=offs_m[:, None] < N_CTX, other=0.0)
-    k_ptrs = K + base + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # K^T block (d, BLOCK_N)
-    v_ptrs = V + base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V block (BLOCK_N, d)
+    k_ptrs = K + kv_base + offs_n[None, :] * HEAD_DIM + offs_d[:, None]  # K^T (d, BLOCK_N)
+    v_ptrs = V + kv_base + offs_n[:, None] * HEAD_DIM + offs_d[None, :]  # V (BLOCK_N, d)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
@@ -124,12 +133,21 @@ def attention_fwd_kernel(Q, K, V, O, sm_scale, N_CTX, HEAD_DIM: tl.constexpr,
              mask=offs_m[:, None] < N_CTX)
 
 
-def _check(q, k, v) -> tuple[int, int, int]:
-    if q.shape != k.shape or q.shape != v.shape:
-        raise ValueError(f"q, k, v must have one shape, got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+def _check(q, k, v) -> tuple[int, int, int, int]:
+    """(query heads in all, sequence length, head dimension, query heads per K/V head)."""
+    if k.shape != v.shape:
+        raise ValueError(f"k and v must have one shape, got {tuple(k.shape)}, {tuple(v.shape)}")
     if q.dim() < 2:
         raise ValueError("q, k, v must be (..., N, d)")
+    group = 1
+    if q.shape != k.shape:
+        # grouped-query attention: (B, H, N, d) queries, (B, H_kv, N, d) keys and values
+        if (q.dim() != 4 or k.dim() != 4 or q.shape[0] != k.shape[0]
+                or q.shape[2:] != k.shape[2:] or k.shape[1] < 1 or q.shape[1] % k.shape[1]):
+            raise ValueError(f"q, k, v must have one shape, or be (B, H, N, d) and "
+                             f"(B, H_kv, N, d) with H a multiple of H_kv; got {tuple(q.shape)}, "
+                             f"{tuple(k.shape)}, {tuple(v.shape)}")
+        group = q.shape[1] // k.shape[1]
     if q.dtype != k.dtype or q.dtype != v.dtype or q.device != k.device or q.device != v.device:
         raise ValueError("q, k, v must share dtype and device")
     n, d = q.shape[-2], q.shape[-1]
@@ -138,7 +156,7 @@ def _check(q, k, v) -> tuple[int, int, int]:
     if n < 1:
         raise ValueError("sequence length must be >= 1")
     bh = q.numel() // (n * d)
-    return bh, n, d
+    return bh, n, d, group
 
 
 def attention(q, k, v, *, causal: bool = False, sm_scale: float | None = None, out=None,
@@ -147,12 +165,13 @@ def attention(q, k, v, *, causal: bool = False, sm_scale: float | None = None, o
     """Fused attention forward of ``(..., N, d)`` tensors with :func:`attention_fwd_kernel`.
 
     ``kernel`` replaces the book's kernel by another with the same signature (the lab's
-    grader uses it). Unset launch settings come from :func:`default_config`; ``block_m`` must
+    grader uses it). Grouped-query attention: ``q`` ``(B, H, N, d)`` with ``k``, ``v``
+    ``(B, H_kv, N, d)``, ``H`` a multiple of ``H_kv``. Unset launch settings come from :func:`default_config`; ``block_m`` must
     be a multiple of ``block_n`` for the causal split.
     """
     import torch
 
-    bh, n, d = _check(q, k, v)
+    bh, n, d, group = _check(q, k, v)
     cfg = default_config(d)
     block_m = block_m or cfg["block_m"]
     block_n = block_n or cfg["block_n"]
@@ -169,6 +188,8 @@ def attention(q, k, v, *, causal: bool = False, sm_scale: float | None = None, o
     extra = {} if INTERPRETED else {"num_warps": num_warps or cfg["num_warps"],
                                     "num_stages": num_stages or cfg["num_stages"]}
     grid = (triton.cdiv(n, block_m), bh)
+    if group > 1:  # only then: a reader's kernel without GQA still runs the plain case
+        extra["GROUP"] = group
     (kernel or attention_fwd_kernel)[grid](q, k, v, out, scale, n, HEAD_DIM=d, BLOCK_M=block_m,
                                            BLOCK_N=block_n, CAUSAL=bool(causal), **extra)
     return out
@@ -179,6 +200,9 @@ def attention_reference(q, k, v, *, causal: bool = False, sm_scale: float | None
     import torch
 
     q, k, v = (t.detach().to(device="cpu", dtype=torch.float64) for t in (q, k, v))
+    if q.shape != k.shape:  # grouped-query heads: K/V head j serves query heads j G ... j G + G-1
+        g = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
     n, d = q.shape[-2], q.shape[-1]
     scale = 1.0 / math.sqrt(d) if sm_scale is None else float(sm_scale)
     s = (q @ k.transpose(-1, -2)) * scale

@@ -19,7 +19,6 @@ Used by ``labs/index.md`` and the README (what a reader with a GPU runs first).
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 import json
 import sys
@@ -101,8 +100,7 @@ def _table(block: dict) -> str:
 
 def compare_lab(name: str, device: str, out_dir: Path, gpu: specs.GPUSpec) -> dict:
     """Run one lab on ``device``, save its result, and compare it (:func:`lab_lines`)."""
-    runner = importlib.import_module(f"helpers.labs.{name}")
-    result = runner.run(device)
+    result = summary.lab_module(name).run(device)
     core.save_result(result, out_dir)
     return lab_lines(name, result, core.reference_or_none(name), gpu)
 

@@ -206,17 +206,21 @@ def misses_text(rows: list[Row]) -> str:
 
 class Table:
     """Rows with columns: quantity, unit, model, H200, then either "model error vs H200" (rows
-    with no claim) or the claim's kind and verdict, and the reader's column if any."""
+    with no claim) or the claim's kind and verdict, and the reader's column if any.
+    ``reference_label`` names the card of the reference column where it is not an H200."""
 
-    def __init__(self, title: str, rows: list[Row], yours_label: str | None = None):
+    def __init__(self, title: str, rows: list[Row], yours_label: str | None = None,
+                 reference_label: str = "H200"):
         if not rows:
             raise ValueError("a table needs at least one row")
         self.title, self.rows, self.yours_label = title, list(rows), yours_label
+        self.reference_label = reference_label
 
     def _cells(self) -> list[list[str]]:
         claimed = any(r.claim is not None for r in self.rows)
-        head = ["quantity", "unit", "model", "H200"]
-        head += ["kind", "vs H200"] if claimed else ["model error vs H200"]
+        ref = self.reference_label
+        head = ["quantity", "unit", "model", ref]
+        head += ["kind", f"vs {ref}"] if claimed else [f"model error vs {ref}"]
         if self.yours_label:
             head.append(self.yours_label)
         body = []
@@ -239,7 +243,7 @@ class Table:
         for row in cells:
             parts = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
             for i, (c, w) in enumerate(zip(row[2:], widths[2:]), start=2):
-                text_col = claimed and cells[0][i] in ("kind", "vs H200")
+                text_col = claimed and cells[0][i] in ("kind", f"vs {self.reference_label}")
                 parts.append(c.ljust(w) if text_col else c.rjust(w))
             lines.append("  ".join(parts).rstrip())
         return "\n".join(lines)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import core
 from .report import Row, relative_error
 
-__all__ = ["LABS", "LabRow", "lab_module", "analysis_module", "lab_record", "reference_rows", "predictions",
+__all__ = ["LABS", "RUNNERS", "LabRow", "lab_module", "analysis_module", "lab_record", "reference_rows", "predictions",
            "bounds", "unclaimed", "violations", "explained_misses", "median_abs_error", "provenance"]
 
 #: Every lab, as ``(module name under helpers.labs, page label)``, in the order of the contents.
@@ -28,6 +28,7 @@ LABS = (
     ("reduction_softmax", "sec-lab-reduction-softmax"),
     ("gemm", "sec-lab-gemm"),
     ("attention", "sec-lab-attention"),
+    ("attention_decode", "sec-lab-attention-decode"),
     ("collectives", "sec-lab-collectives"),
     ("data_parallel", "sec-lab-data-parallel"),
     ("checkpointing", "sec-lab-checkpointing"),
@@ -37,6 +38,10 @@ LABS = (
     ("speculative", "sec-lab-speculative"),
     ("load", "sec-lab-load"),
 )
+
+#: Labs whose runner is not ``helpers.labs.<name>`` but a module of a lab's package, as
+#: ``{lab name: module under helpers.labs}`` (the decode section of the attention lab).
+RUNNERS = {"attention_decode": "attention.decode"}
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def lab_module(name: str):
     """The runner module ``helpers.labs.<name>`` of a listed lab."""
     if name not in dict(LABS):
         raise ValueError(f"unknown lab {name!r}; the labs are {[n for n, _ in LABS]}")
-    return importlib.import_module(f"helpers.labs.{name}")
+    return importlib.import_module(f"helpers.labs.{RUNNERS.get(name, name)}")
 
 
 def analysis_module(name: str):

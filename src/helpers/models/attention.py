@@ -50,6 +50,13 @@ program's tiles (the causal diagonal's whole), and :func:`flash2_attention_pipe_
 the programs in waves (:func:`list_schedule_makespan`) to predict the time (Shah et al. 2024,
 FlashAttention-3, arXiv:2407.08608, Section 3.1).
 
+**Decode.** At decode time one query token per sequence meets a cached K and V of
+``context_len`` tokens: the products are matrix-vector products, about one FLOP per byte, so
+the time is the cache's bytes over the memory's rate. :func:`decode_attention_bytes` counts
+them for grouped-query heads (``n_kv_heads`` K/V heads shared by ``n_heads`` query heads) and
+a split-KV kernel's partial results (Dao, Haziza, Massa and Sizov 2023, flash-decoding);
+:func:`helpers.models.roofline.memory_time_s` divides them by a measured copy rate.
+
 Used by: chapters/fusion-and-attention.md, labs/attention.md.
 """
 
@@ -60,6 +67,7 @@ import math
 import numpy as np
 
 from . import roofline
+from .transformer import kv_cache_bytes
 from ._checks import positive, positive_int
 from . import _checks
 
@@ -75,7 +83,7 @@ __all__ = ["elementwise_chain_bytes", "fusion_saved_bytes", "fusion_time_saved_s
            "standard_attention_l2_traffic_bytes", "standard_attention_dram_bytes",
            "two_level_time_s", "flash2_attention_time_s", "flash2_program_tiles",
            "list_schedule_makespan", "flash2_tile_cycles", "flash2_sm_tile_cycles",
-           "flash2_attention_pipe_time_s"]
+           "flash2_attention_pipe_time_s", "decode_attention_bytes"]
 
 #: Elementwise kernels of an unfused softmax: row max, subtract, exp, row sum, divide.
 UNFUSED_SOFTMAX_PASSES = 5
@@ -1327,3 +1335,79 @@ def flash2_attention_pipe_time_s(seq_len: int, head_dim: int, *, block_rows: int
                          f"{slices * len(tiles)} and {s * r}")
     programs = [c0 + r * t * c for t in tiles] * slices
     return list_schedule_makespan(programs, s * r) / f
+
+
+
+def decode_attention_bytes(context_len: int, head_dim: int, bytes_per_element: float, *,
+                           n_heads: int, n_kv_heads: int, batch: int = 1,
+                           n_splits: int = 1, partial_bytes_per_element: float = 4.0) -> float:
+    r"""Bytes (bytes) one decode-attention step of one layer moves: the K/V cache read once,
+    the query and the output, and a split-KV kernel's partial results.
+
+    .. math:: Q = 2\,B H_{kv} N d\,b + 2\,B H d\,b + 2\,B H S\,(d + 1)\,b_p\,[S > 1]
+                                                     (the page labels this eq-labatt-decode)
+
+    The first term is the KV cache of one layer (:func:`helpers.models.transformer.kv_cache_bytes`
+    with :math:`L = 1`): each of the :math:`H_{kv}` K/V heads of a sequence is read once, the
+    :math:`G = H / H_{kv}` query heads of its group sharing the load. The query and the output
+    are :math:`H d` elements each. With :math:`S > 1` splits each query head writes :math:`S`
+    partial outputs and log-sum-exps (:math:`d + 1` values of :math:`b_p` bytes) that the
+    combine pass reads back.
+
+    Parameters
+    ----------
+    context_len : int
+        :math:`N`, tokens in the cache (>= 1).
+    head_dim : int
+        :math:`d` (>= 1).
+    bytes_per_element : float
+        :math:`b`, bytes of a cache, query or output element (2.0 for bf16).
+    n_heads, n_kv_heads : int
+        :math:`H` query heads and :math:`H_{kv}` K/V heads (>= 1), :math:`H` a multiple of
+        :math:`H_{kv}`.
+    batch : int
+        :math:`B`, sequences (>= 1).
+    n_splits : int
+        :math:`S`, chunks of the KV length (>= 1; 1: no partial results).
+    partial_bytes_per_element : float
+        :math:`b_p`, bytes of a partial value (4.0: fp32).
+
+    Returns
+    -------
+    float
+        :math:`Q` (bytes).
+
+    Assumptions
+    -----------
+    The cache is read once (no K/V block reaches HBM twice); ``head_dim * bytes_per_element``
+    fills whole 32-byte sectors; the partials are counted as if they reached HBM and came back
+    (an upper bound: written and read at once, most stay in L2).
+
+    References
+    ----------
+    Ainslie et al. 2023, GQA, Section 2.2 (:math:`H_{kv}` K/V heads shared by groups of query
+    heads); Dao, Haziza, Massa and Sizov 2023, "Flash-Decoding for long-context inference"
+    (the split over the KV length, one extra log-sum-exp scalar per row and split, the
+    reduction); Kwon et al. 2023, Section 3 (the cache's bytes per token: 800 KB for OPT-13B,
+    reproduced in the tests as the bytes one more token of context adds over 40 layers).
+
+    Examples
+    --------
+    Llama-3-8B's attention (32 query heads, 8 K/V heads, d = 128) at 128k tokens, bf16: one
+    layer's cache is :math:`2 \cdot 8 \cdot 131072 \cdot 128 \cdot 2` bytes, 512 MiB.
+
+    >>> decode_attention_bytes(131072, 128, 2.0, n_heads=32, n_kv_heads=8) / 2**20
+    512.015625
+    """
+    n, d = positive_int("context_len", context_len), positive_int("head_dim", head_dim)
+    h, hkv = positive_int("n_heads", n_heads), positive_int("n_kv_heads", n_kv_heads)
+    if h % hkv:
+        raise ValueError(f"n_heads must be a multiple of n_kv_heads, got n_heads={h!r}, "
+                         f"n_kv_heads={hkv!r}")
+    bsz, s = positive_int("batch", batch), positive_int("n_splits", n_splits)
+    b = positive("bytes_per_element", bytes_per_element)
+    bp = positive("partial_bytes_per_element", partial_bytes_per_element)
+    cache = kv_cache_bytes(batch=bsz, seq_len=n, n_layers=1, n_kv_heads=hkv, head_dim=d,
+                           bytes_per_element=b)
+    partials = 2.0 * bsz * h * s * (d + 1) * bp if s > 1 else 0.0
+    return cache + 2.0 * bsz * h * d * b + partials
