@@ -36,6 +36,9 @@ OTHER_SIMD_ENV = {
     # changed in their 15th digit on an AVX2 machine. Its generic "Prescott" kernels gave the
     # dot product the AVX-512 bits, so the AVX2 family it is.
     "OPENBLAS_CORETYPE": "Haswell",
+    # glibc picks FMA versions of exp, pow, sin, log10, ... on CPUs that have FMA, and about 7
+    # results in 10,000 differ in their last bit from the versions older x86 CPUs run.
+    "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-FMA,-AVX2",
     # Inductor's on-disk cache is not keyed on ATEN_CPU_CAPABILITY (torch 2.13): a kernel built
     # for AVX-512 and loaded by an AVX2 run gave a max error of 9.9 on an RMS norm, and the
     # reverse crashed with "free(): invalid pointer". The other path keeps a cache of its own.

@@ -63,6 +63,28 @@ def test_the_other_simd_path_takes_other_blas_kernels_than_the_default():
     assert other["openblas"] != default["openblas"], (other, default)
 
 
+LIBM_PROBE = r"""
+import hashlib, math, random
+r = random.Random(1)
+h = hashlib.sha256()
+for _ in range(20000):
+    h.update(math.exp(r.uniform(-50.0, 50.0)).hex().encode())
+print(h.hexdigest())
+"""
+
+
+def test_the_other_simd_path_takes_other_libm_versions_than_the_default():
+    def digest(extra_env):
+        env = {k: v for k, v in os.environ.items() if k not in OTHER_SIMD_ENV}
+        env.update(extra_env)
+        return subprocess.run([sys.executable, "-c", LIBM_PROBE], env=env, check=True,
+                              capture_output=True, text=True, timeout=120).stdout
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if " fma " not in flags:
+        pytest.skip("this CPU has no FMA: glibc takes its plain versions on both paths")
+    assert digest(OTHER_SIMD_ENV) != digest({})
+
+
 def test_the_other_simd_path_keeps_its_own_inductor_cache():
     # A kernel cached by one SIMD path and loaded by the other computes garbage (torch 2.13).
     cache = OTHER_SIMD_ENV["TORCHINDUCTOR_CACHE_DIR"]
