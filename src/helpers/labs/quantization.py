@@ -38,6 +38,7 @@ import math
 
 from helpers import specs
 from helpers.bench import sync
+from helpers.bench.device import copy_rate
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
@@ -46,8 +47,9 @@ from helpers.labs.report import Claim
 from helpers.models.quantization import weight_only_matmul_bytes
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
-           "layer_errors",
-           "measure_model", "measure_kernel_checks", "measure_speed",
+           "fp8_shapes", "layer_errors",
+           "measure_model", "measure_kernel_checks", "measure_speed", "measure_fp8_gemm",
+           "measure_kv_decode", "measure_kv_batch",
            "run", "reference_or_none", "grade_per_channel", "reference_per_channel", "main"]
 
 #: The GPU whose datasheet the page quotes (and on which the reference was measured).
@@ -65,7 +67,13 @@ SPEED_K = 8192
 LAB = core.Lab(
     "quantization", pages=("labs/quantization.md",),
     sizes={"speed_k": (1024, SPEED_K), "val_windows": (4, None),
-           "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30)},
+           "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30),
+           # (M, N, K): prefill tokens x Llama-3-8B's MLP (up 4096 -> 14336, down 14336 -> 4096)
+           "fp8_shapes": (((64, 96, 128), (33, 40, 72)),
+                          ((4096, 14336, 4096), (8192, 14336, 4096), (16384, 14336, 4096),
+                           (8192, 4096, 14336))),
+           # (sequences, KV heads, cached tokens, head dim): one layer of Llama-3-8B at batch 128
+           "kv_decode_shape": ((2, 3, 70, 32), (128, 8, 4096, 128))},
     budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True,
     claims=(
         Claim("state_bytes", "bytes of the quantized model's state", "prediction",
@@ -100,6 +108,36 @@ LAB = core.Lab(
               why="the product must read its weights and activations and write its output; a "
                   "stream that mostly reads may run a few % faster than a copy, which also "
                   "writes, hence the allowed overshoot"),
+        Claim("fp8_speedup", "FP8 (E4M3) over bf16 GEMM speed-up at prefill shapes", "bound",
+              model="helpers.models.quantization.low_precision_speedup_bound",
+              ceilings="the datasheet's dense FP8 and BF16 tensor-core peaks "
+                       "(helpers.specs.H200_SXM)",
+              limit="upper", tolerance=0.05,
+              why="both products are compute-bound at these shapes and the FP8 tensor cores "
+                  "do twice the bf16 work per clock; FP8 could pass the ratio only by reaching "
+                  "a larger share of its peak than cuBLAS's bf16 kernel reaches of its own, "
+                  "hence a small allowed overshoot"),
+        Claim("fp8_error", "RMS error of the FP8 product over the RMS of the exact product",
+              "prediction", model="helpers.models.quantization.fp8_matmul_rel_rms_error",
+              ceilings="none: E4M3's 3 mantissa bits for both operands, bf16's 7 for the output",
+              tolerance=0.03,
+              why="the model assumes log-uniform mantissas, and a uniform one gives 4 % less "
+                  "error: Gaussian inputs lie between (a float64 simulation of the same "
+                  "rounding on the CPU lands 0.4 % under the model); the 256 sampled rows of "
+                  "thousands of outputs leave a sampling spread well under 1 %"),
+        Claim("kv_decode_bound", "decode attention time over a KV cache (L2 flushed)", "bound",
+              model="helpers.labs.analysis.quantization.kv_rows",
+              ceilings="the copy rate (read + write) measured in the same run",
+              limit="lower", tolerance=0.05,
+              why="one decode step must read every cached key and value once; a stream that "
+                  "only reads may run a few % faster than a copy, which also writes"),
+        Claim("kv_batch", "sequences whose KV cache fits beside Llama-3-8B's bf16 weights",
+              "prediction", model="helpers.models.quantization.kv_max_batch",
+              ceilings="the free device memory the driver reports (cudaMemGetInfo) in the run",
+              tolerance=0.02,
+              why="the allocator hands out whole 2 MiB pages and the driver may keep some "
+                  "memory for its page tables: one sequence (1 GiB in bf16) of about 125 is "
+                  "0.8 %, so 2 % allows the count to fall short by two"),
     ))
 #: Largest error of the int8 kernel against float64, relative to the largest |output|, per
 #: activation dtype (the output is rounded to that dtype).
@@ -270,16 +308,11 @@ def _checked_error(y, x, w_dense_cols, cols) -> float:
 
 
 def _copy_bandwidth(device: str) -> dict:
-    """Device memory bandwidth measured by copying a buffer (bytes read + written per second)."""
-    import torch
-
-    n = int(LAB.size("copy_bytes"))
-    src = torch.randn(n // 4, device=device)
-    dst = torch.empty_like(src)
-    r = LAB.bench(lambda: dst.copy_(src), device, "copy")
-    if not torch.equal(dst[:1000], src[:1000]):
-        raise AssertionError("copy check failed")
-    return {"buffer_bytes": n, "bytes_per_s": 2.0 * n / r.median_s, "bench": summarize(r)}
+    """The device's copy rate (:func:`helpers.bench.device.copy_rate`: bytes read + written per
+    second), the bound of every memory-bound kernel of the run."""
+    r = copy_rate(LAB.size("copy_bytes"), device=device, bench_fn=LAB.bench)
+    return {"buffer_bytes": r.buffer_bytes, "bytes_per_s": r.bytes_per_s,
+            "bench": summarize(r.result)}
 
 
 def measure_speed(device: str, gen) -> dict:
@@ -342,6 +375,214 @@ def measure_speed(device: str, gen) -> dict:
     return out
 
 
+# --- FP8 W8A8 GEMMs: torch._scaled_mm against bf16 at prefill shapes ---------------------------
+
+#: Rows of each output compared with the float32 references (a sample keeps the check cheap).
+FP8_CHECK_ROWS = 256
+#: Largest relative RMS error of a product against the float32 product of the operands it was
+#: given (only fp32 accumulation and the bf16 output's rounding, 2^-9 RMS, remain).
+GEMM_RTOL = 1e-2
+
+
+def fp8_shapes() -> list[tuple[int, int, int]]:
+    """``(M, N, K)`` of the FP8 GEMM sweep at the size tier in force."""
+    return [tuple(s) for s in LAB.size("fp8_shapes")]
+
+
+def _device_generator(gen, device: str):
+    """A generator on ``device`` seeded from ``gen``: the sweep's large Gaussian inputs are
+    drawn where they live (zero-mean, as the error model assumes; not :func:`uniform`'s)."""
+    import torch
+
+    return torch.Generator(device=device).manual_seed(
+        int(torch.randint(0, 2**62, (1,), generator=gen)))
+
+
+def _rel_rms(got, want) -> float:
+    """RMS of ``got - want`` over the RMS of ``want``, in float64 on the CPU."""
+    got, want = got.double().cpu(), want.double().cpu()
+    return float((got - want).pow(2).mean().sqrt() / want.pow(2).mean().sqrt())
+
+
+def _checked(entry: dict, got, want, what: str) -> None:
+    """Record ``got``'s relative RMS error against ``want`` in ``entry``; raise above
+    :data:`GEMM_RTOL` (also on NaN)."""
+    entry["rel_rms_vs_fp32"] = err = _rel_rms(got, want)
+    if not err <= GEMM_RTOL:
+        raise AssertionError(f"{what}: relative RMS error {err:.3g} against float32")
+
+
+def measure_fp8_gemm(device: str, gen) -> dict:
+    """bf16 ``torch.matmul`` and FP8 E4M3 ``torch._scaled_mm`` (per-tensor and row-wise steps,
+    :func:`helpers.models.quantization.fp8_quantize`, bf16 output) at prefill shapes. Each
+    product is first checked against the float32 product of the operands it was given, on a
+    sample of rows, and its error against the exact product of the bf16 inputs recorded; then
+    timed, with the activations quantized beforehand (the W8A8 GEMM) and, apart, in the call.
+    On a CPU: checked at tiny shapes, not timed."""
+    import torch
+
+    from helpers.models.quantization import fp8_quantize
+
+    timed = device.startswith("cuda")
+    out = {"timed": timed, "fmt": "float8_e4m3fn", "out_dtype": "bfloat16",
+           "check_rows": FP8_CHECK_ROWS, "gemm_rtol": GEMM_RTOL, "points": []}
+    if not hasattr(torch, "_scaled_mm"):
+        out["skipped"] = "this torch has no torch._scaled_mm"
+        return out
+    for m, n, k in progress(fp8_shapes(), desc="fp8 gemm shapes"):
+        dgen = _device_generator(gen, device)
+        x = torch.randn(m, k, generator=dgen, device=device).to(torch.bfloat16)
+        w = (torch.randn(n, k, generator=dgen, device=device) * 0.02).to(torch.bfloat16)
+        rows = torch.randperm(m, generator=gen)[:FP8_CHECK_ROWS].to(device)
+        exact = x[rows].float() @ w.float().T  # the bf16 inputs' product, in float32
+        point = {"m": m, "n": n, "k": k, "flop": 2.0 * m * n * k, "bf16": {}}
+        bf16 = (lambda x=x, w=w: torch.matmul(x, w.T))
+        _checked(point["bf16"], bf16()[rows], exact, f"bf16 M={m} N={n} K={k}")
+        point["bf16"]["rel_rms_vs_exact"] = point["bf16"]["rel_rms_vs_fp32"]
+        if timed:
+            point["bf16"]["bench"] = summarize(LAB.bench(bf16, device, f"bf16_{m}_{n}_{k}"))
+        for mode in ("tensor", "row"):
+            rowwise = mode == "row"
+            xq, sx = fp8_quantize(x, rowwise=rowwise)
+            wq, sw = fp8_quantize(w, rowwise=rowwise)
+            sw_t = sw.reshape(1, -1) if rowwise else sw  # scale_b: one per output column
+
+            def fp8(xq=xq, sx=sx, wq=wq, sw_t=sw_t):
+                return torch._scaled_mm(xq, wq.T, scale_a=sx, scale_b=sw_t,
+                                        out_dtype=torch.bfloat16)
+
+            def fp8_dynamic(x=x, wq=wq, sw_t=sw_t, rowwise=rowwise):
+                return fp8(*fp8_quantize(x, rowwise=rowwise), wq, sw_t)
+
+            entry = {}
+            deq = (xq[rows].float() * (sx[rows] if rowwise else sx)) @ (wq.float() * sw).T
+            y = fp8()[rows]
+            _checked(entry, y, deq, f"_scaled_mm {mode} M={m} N={n} K={k}")
+            entry["rel_rms_vs_exact"] = _rel_rms(y, exact)
+            if timed:
+                entry["bench"] = summarize(LAB.bench(fp8, device, f"fp8_{mode}_{m}_{n}_{k}"))
+                entry["bench_with_act_quant"] = summarize(
+                    LAB.bench(fp8_dynamic, device, f"fp8_dynamic_{mode}_{m}_{n}_{k}"))
+            point[f"fp8_{mode}"] = entry
+        out["points"].append(point)
+        del x, w
+        sync(device)
+    return out
+
+
+# --- the FP8 KV cache: one decode step's attention, and the batch that fits -------------------
+
+#: Launch configurations of the decode kernel tried on a GPU (``block_n``, ``num_warps``).
+KV_DECODE_CONFIGS = ((32, 4), (64, 4), (64, 8), (128, 8))
+#: (sequence, head) pairs compared with the float64 reference (a sample).
+KV_CHECK_HEADS = 16
+#: Largest error of the decode kernel against float64 attention over the values it stores,
+#: relative to the largest output (the output is rounded to bf16, 2^-9).
+KV_RTOL = 1e-2
+#: The model and context of the batch-that-fits measurement.
+KV_MODEL_NAME, KV_CONTEXT_LEN = "Llama-3-8B", 8192
+
+
+def measure_kv_decode(device: str, gen) -> dict:
+    """One decode step of attention (one query per KV head) over a bf16 cache and over the
+    same cache in FP8 E4M3 with one step per tensor, by the book's Triton kernel
+    (:mod:`helpers.kernels.kv_decode`, a few launch configurations, the fastest kept). Each
+    configuration is checked against float64 attention over the values it stores before it is
+    timed; the chosen one's output is also compared with the exact result of the bf16 cache
+    (the FP8 cache's effect on attention). On a CPU: checked through the interpreter at a tiny
+    shape, not timed."""
+    import torch
+
+    from helpers.kernels import kv_decode as kd
+    from helpers.kernels import triton_device
+    from helpers.models.quantization import fp8_quantize
+
+    kdev, timed = triton_device(device), device.startswith("cuda")
+    b, h, s, d = LAB.size("kv_decode_shape")
+    dgen = _device_generator(gen, kdev)
+    q, k, v = (torch.randn(shape, generator=dgen, device=kdev).to(torch.bfloat16)
+               for shape in ((b, h, d), (b, h, s, d), (b, h, s, d)))
+    (k8, sk), (v8, sv) = (fp8_quantize(t.reshape(-1, d)) for t in (k, v))
+    k8, v8, sk, sv = k8.reshape(k.shape), v8.reshape(v.shape), float(sk), float(sv)
+    heads = torch.randperm(b * h, generator=gen)[:KV_CHECK_HEADS]
+
+    def sample(t):
+        return t.reshape(b * h, *t.shape[2:])[heads.to(t.device)]
+
+    exact = kd.decode_attention_reference(sample(q), sample(k), sample(v))
+    out = {"b": b, "h": h, "s": s, "d": d, "timed": timed, "k_step": sk, "v_step": sv,
+           "check_heads": int(heads.numel()), "rtol": KV_RTOL, "caches": {}}
+    for name, kc, vc, ks, vs in (("bf16", k, v, 1.0, 1.0), ("fp8_e4m3", k8, v8, sk, sv)):
+        own = kd.decode_attention_reference(sample(q), sample(kc), sample(vc), k_step=ks,
+                                            v_step=vs)
+
+        def attempt(cfg, entry, kc=kc, vc=vc, ks=ks, vs=vs, own=own, name=name):
+            fn = (lambda: kd.decode_attention(q, kc, vc, k_step=ks, v_step=vs, block_n=cfg[0],
+                                              num_warps=cfg[1]))
+            o = sample(fn()).double().cpu()
+            entry["rel_max_error"] = err = float((o - own).abs().max() / own.abs().max())
+            if not err <= KV_RTOL:
+                raise AssertionError(f"decode attention {name} {cfg}: largest error {err:.3g} "
+                                     "against float64")
+            entry["rel_rms_vs_bf16_exact"] = _rel_rms(o, exact)
+            if not timed:
+                return 0.0
+            entry["bench"] = summarize(LAB.bench(fn, kdev, f"kv_{name}_{cfg[0]}_{cfg[1]}"))
+            return entry["bench"]["median_s"]
+
+        best, tried = fastest_config(KV_DECODE_CONFIGS if timed else ((16, 1),), attempt,
+                                     describe=lambda c: {"block_n": c[0], "num_warps": c[1]},
+                                     what="decode attention configuration")
+        chosen = next(e for e in tried if (e["block_n"], e["num_warps"]) == best)
+        out["caches"][name] = {"cache_bytes": float(kc.nbytes + vc.nbytes),
+                               "qo_bytes": float(2 * q.nbytes), "chosen": chosen,
+                               "tried": tried}
+    sync(kdev)
+    return out
+
+
+def measure_kv_batch(device: str) -> dict:
+    """How many sequences' KV caches (Llama-3-8B, :data:`KV_CONTEXT_LEN` tokens, one tensor per
+    sequence) the allocator gives beside the model's bf16 weights, with a bf16 and with an FP8
+    cache, beside :func:`helpers.models.quantization.kv_max_batch` at the free memory the
+    driver reports just before. A GPU only: it fills the device's memory, then frees it."""
+    import gc
+
+    import torch
+
+    from helpers.models import transformer as tm
+    from helpers.models.quantization import kv_max_batch
+
+    cfg = tm.CONFIGS[KV_MODEL_NAME]
+    weights = tm.weight_bytes(tm.parameter_count(cfg), 2.0)
+    out = {"model": cfg.name, "context_len": KV_CONTEXT_LEN, "weight_bytes": weights,
+           "caches": {}}
+    if not device.startswith("cuda"):
+        out["skipped"] = "needs a CUDA GPU (it fills the device's memory)"
+        return out
+    for name, element_bytes in (("bf16", 2.0), ("fp8_e4m3", 1.0)):
+        gc.collect()
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info(device)
+        per_token = tm.kv_cache_bytes_per_token(cfg, element_bytes)
+        model = kv_max_batch(free, weights, per_token, KV_CONTEXT_LEN)
+        held, n = [torch.empty(int(weights), dtype=torch.uint8, device=device)], 0
+        try:
+            while n <= 2 * model + 8:  # a stop, should the allocator never refuse
+                held.append(torch.empty(int(per_token * KV_CONTEXT_LEN), dtype=torch.uint8,
+                                        device=device))
+                n += 1
+        except torch.cuda.OutOfMemoryError:
+            pass
+        finally:
+            del held
+            torch.cuda.empty_cache()
+        out["caches"][name] = {"bytes_per_element": element_bytes, "free_bytes": float(free),
+                               "total_bytes": float(total), "kv_bytes_per_token": per_token,
+                               "model_sequences": model, "sequences_allocated": n}
+    return out
+
+
 def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     import torch
@@ -361,6 +602,9 @@ def run(device: str | None = None) -> dict:
     m["errors"], m["quality"], m["memory"] = measure_model(model, device)
     del model
     m["speed"] = measure_speed(device, gen)
+    m["fp8_gemm"] = measure_fp8_gemm(device, torch.Generator().manual_seed(2027))
+    m["kv_decode"] = measure_kv_decode(device, torch.Generator().manual_seed(2028))
+    m["kv_batch"] = measure_kv_batch(device)
     return result
 
 
