@@ -65,9 +65,10 @@ def decode_attention_kernel(Q, K, V, O, qk_scale, v_scale, S, D: tl.constexpr,
 
 def decode_attention(q, k, v, *, k_step: float = 1.0, v_step: float = 1.0, out=None,
                      block_n: int = 64, num_warps: int = 4):
-    """One decode step: ``q`` ``(..., d)``, ``k`` and ``v`` ``(..., S, d)`` (contiguous, any of
-    fp32 / bf16 / fp16 / float8_e4m3fn), the stored K and V multiplied back by ``k_step`` and
-    ``v_step`` (1 for a 16-bit cache). Returns ``(..., d)`` in ``q``'s dtype."""
+    """One decode step: ``q`` ``(..., d)``, ``k`` and ``v`` ``(..., S, d)`` (any of fp32, bf16,
+    fp16, float8_e4m3fn; made contiguous), the stored K and V multiplied back by ``k_step`` and
+    ``v_step`` (1 for a 16-bit cache). Returns ``(..., d)`` in ``q``'s dtype (written into
+    ``out`` if given). ``d`` and ``block_n`` are powers of two of at least 16."""
     import torch
 
     if k.shape != v.shape or k.dim() < 2 or q.shape != k.shape[:-2] + k.shape[-1:]:
@@ -84,7 +85,13 @@ def decode_attention(q, k, v, *, k_step: float = 1.0, v_step: float = 1.0, out=N
         if not (math.isfinite(x) and x > 0):
             raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    out = torch.empty_like(q) if out is None else out
+    if out is None:
+        out = torch.empty_like(q)
+    elif (out.shape != q.shape or out.dtype != q.dtype or out.device != q.device
+          or not out.is_contiguous()):
+        raise ValueError(f"out must be a contiguous tensor of q's shape {tuple(q.shape)}, dtype "
+                         f"{q.dtype} and device {q.device}, got {tuple(out.shape)}, {out.dtype}, "
+                         f"{out.device}")
     scale = float(k_step) / math.sqrt(d) * 1.4426950408889634   # exp2 of log2(e) * score
     extra = {} if INTERPRETED else {"num_warps": num_warps}
     grid = (q.numel() // d,)
