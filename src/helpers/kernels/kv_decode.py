@@ -21,7 +21,9 @@ of sequences there are enough programs to fill the GPU).
 >>> bool(torch.allclose(o.double(), decode_attention_reference(q, k, v), atol=1e-5))
 True
 
-Used by: labs/quantization.md (through :mod:`helpers.labs.quantization`).
+:mod:`helpers.labs.quantization` runs it (labs/quantization.md shows the results).
+
+Library only: no page imports it.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ _FP8_KEYS = ("bound", "goal", "best_speedup", "best_shape", "goal_verdict", "n_g
              "kv_cache_ratio", "kv_error", "kv_shape",
              "batch_bf16", "batch_fp8", "batch_model_bf16", "batch_model_fp8", "free_gb",
              "total_gb", "step_bf16_ms", "step_fp8_ms", "token_bf16_us", "token_fp8_us",
-             "step_ratio", "batch_decode")
+             "step_ratio", "batch_decode", "kv_word", "batch_word")
 #: The issue's goal for FP8 W8A8 at a prefill-sized GEMM (issue 19, item 5).
 FP8_GOAL = 1.6
 
@@ -248,6 +248,7 @@ def fp8_numbers(result: dict) -> dict[str, str]:
                    token_bf16_us=fmt(step["bf16"] / kv["b"], ".3g", units.us),
                    token_fp8_us=fmt(step["fp8_e4m3"] / kv["b"], ".3g", units.us),
                    step_ratio=fmt(step["bf16"] / step["fp8_e4m3"], ".2f"),
+                   kv_word="less" if b["time_s"] < a["time_s"] else "more",
                    batch_decode=str(kv["b"]))
     if {"bf16", "fp8_e4m3"} <= set(kb):
         a, b = kb["bf16"], kb["fp8_e4m3"]
@@ -256,6 +257,9 @@ def fp8_numbers(result: dict) -> dict[str, str]:
                    batch_model_bf16=str(a["model_sequences"]),
                    batch_model_fp8=str(b["model_sequences"]),
                    free_gb=fmt(a["free_bytes"], ".4g", units.GB),
+                   batch_word=("exactly as many as" if all(
+                       r["sequences_allocated"] == r["model_sequences"] for r in (a, b))
+                       else "within a few sequences of"),
                    total_gb=fmt(a["total_bytes"], ".4g", units.GB))
     return out
 
