@@ -216,10 +216,22 @@ def test_shipped_reference_rms_error_needs_the_exact_weight_per_block():
     g32 = rows["int4-g32"]
     assert not claim.holds(g32["rms_uniform"], g32["rms_error"])
     kinds = {r.claim.key: r.claim.kind for r in view.comparison_rows(ref)}
+    fp8 = {"fp8_speedup": "bound", "fp8_error": "prediction", "kv_decode_bound": "bound",
+           "kv_batch": "prediction"}
     assert kinds == {"state_bytes": "prediction", "rms_error": "prediction",
                      "max_error": "bound", "matmul_copy_bound": "bound",
-                     "fp8_speedup": "bound", "fp8_error": "prediction",
-                     "kv_decode_bound": "bound", "kv_batch": "prediction"}
+                     **(fp8 if view.fp8_rows(ref) else {})}
+
+
+def test_fp8_claims_are_declared_exactly_when_the_reference_measures_them():
+    """The FP8 claims join the lab's record with the H200 reference that measures them: the
+    truth loop then holds every shipped FP8 value to its claim (and a declared claim with no
+    row, or a row whose claim is undeclared, fails it)."""
+    ref = lab.reference_or_none()
+    declared = {c.key for c in lab.LAB.claims}
+    measured = bool(view.fp8_rows(ref) and view.kv_rows(ref) and view.kv_batch_rows(ref))
+    assert set(lab.FP8_CLAIMS) <= declared if measured else not set(lab.FP8_CLAIMS) & declared
+    assert {c.kind for c in lab.FP8_CLAIMS.values()} == {"bound", "prediction"}
 
 
 def test_claim_numbers_of_the_shipped_reference():
