@@ -143,6 +143,28 @@ def test_fp8_analysis_of_a_gpu_shaped_result(cpu_result):
     assert "M" in view.fp8_table(r).splitlines()[0] and len(view.fp8_table(r).splitlines()) == 3
 
 
+def test_the_gpu_path_of_the_fp8_and_kv_measurements_on_the_cpu(cpu_result):
+    """The timed branches a GPU takes, run on the CPU at small sizes (``timed=True``), read by
+    the analysis as a GPU result is."""
+    from helpers.bench.sizes import use_tier
+
+    if not hasattr(torch, "_scaled_mm"):
+        pytest.skip("this torch has no torch._scaled_mm on the CPU")
+    r = copy.deepcopy(cpu_result)
+    with use_tier("small"):
+        r["measurements"]["fp8_gemm"] = lab.measure_fp8_gemm(
+            "cpu", torch.Generator().manual_seed(1), timed=True)
+        r["measurements"]["kv_decode"] = lab.measure_kv_decode(
+            "cpu", torch.Generator().manual_seed(2), timed=True)
+    rows = view.fp8_rows(r)
+    assert [(x["m"], x["n"], x["k"]) for x in rows] == lab.fp8_shapes()
+    assert all(x["fp8_tensor_speedup"] > 0 and x["fp8_row_dyn_speedup"] > 0 for x in rows)
+    assert {x["cache"] for x in view.kv_rows(r)} == {"bf16", "fp8_e4m3"}
+    numbers = view.fp8_numbers(r)
+    assert numbers["kv_cache_ratio"] != "(not measured yet)" and numbers["n_shapes"] == "2"
+    assert "FP8 row-wise speed-up" in str(view.comparison_table(r, r))
+
+
 def right(w):
     s = w.abs().amax(dim=1, keepdim=True) / 127
     return torch.round(w / s).clamp(-127, 127).to(torch.int8), s

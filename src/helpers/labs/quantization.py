@@ -418,18 +418,19 @@ def _checked(entry: dict, got, want, what: str) -> None:
         raise AssertionError(f"{what}: relative RMS error {err:.3g} against float32")
 
 
-def measure_fp8_gemm(device: str, gen) -> dict:
+def measure_fp8_gemm(device: str, gen, *, timed: bool | None = None) -> dict:
     """bf16 ``torch.matmul`` and FP8 E4M3 ``torch._scaled_mm`` (per-tensor and row-wise steps,
     :func:`helpers.models.quantization.fp8_quantize`, bf16 output) at prefill shapes. Each
     product is first checked against the float32 product of the operands it was given, on a
     sample of rows, and its error against the exact product of the bf16 inputs recorded; then
     timed, with the activations quantized beforehand (the W8A8 GEMM) and, apart, in the call.
-    On a CPU: checked at tiny shapes, not timed."""
+    On a CPU: checked at tiny shapes, not timed (``timed`` overrides that, so that a test
+    takes the GPU's path)."""
     import torch
 
     from helpers.models.quantization import fp8_quantize
 
-    timed = device.startswith("cuda")
+    timed = device.startswith("cuda") if timed is None else timed
     out = {"timed": timed, "fmt": "float8_e4m3fn", "out_dtype": "bfloat16",
            "check_rows": FP8_CHECK_ROWS, "gemm_rtol": GEMM_RTOL, "points": []}
     if not hasattr(torch, "_scaled_mm"):
@@ -489,21 +490,22 @@ KV_RTOL = 1e-2
 KV_MODEL_NAME, KV_CONTEXT_LEN = "Llama-3-8B", 8192
 
 
-def measure_kv_decode(device: str, gen) -> dict:
+def measure_kv_decode(device: str, gen, *, timed: bool | None = None) -> dict:
     """One decode step of attention (one query per KV head) over a bf16 cache and over the
     same cache in FP8 E4M3 with one step per tensor, by the book's Triton kernel
     (:mod:`helpers.kernels.kv_decode`, a few launch configurations, the fastest kept). Each
     configuration is checked against float64 attention over the values it stores before it is
     timed; the chosen one's output is also compared with the exact result of the bf16 cache
     (the FP8 cache's effect on attention). On a CPU: checked through the interpreter at a tiny
-    shape, not timed."""
+    shape with one configuration, not timed (``timed`` overrides that, for a test)."""
     import torch
 
     from helpers.kernels import kv_decode as kd
     from helpers.kernels import triton_device
     from helpers.models.quantization import fp8_quantize
 
-    kdev, timed = triton_device(device), device.startswith("cuda")
+    kdev = triton_device(device)
+    timed = device.startswith("cuda") if timed is None else timed
     b, h, s, d = LAB.size("kv_decode_shape")
     dgen = _device_generator(gen, kdev)
     q, k, v = (torch.randn(shape, generator=dgen, device=kdev).to(torch.bfloat16)
@@ -536,7 +538,8 @@ def measure_kv_decode(device: str, gen) -> dict:
             entry["bench"] = summarize(LAB.bench(fn, kdev, f"kv_{name}_{cfg[0]}_{cfg[1]}"))
             return entry["bench"]["median_s"]
 
-        best, tried = fastest_config(KV_DECODE_CONFIGS if timed else ((16, 1),), attempt,
+        configs = ((16, 1),) if kd.INTERPRETED else KV_DECODE_CONFIGS
+        best, tried = fastest_config(configs, attempt,
                                      describe=lambda c: {"block_n": c[0], "num_warps": c[1]},
                                      what="decode attention configuration")
         chosen = next(e for e in tried if (e["block_n"], e["num_warps"]) == best)
