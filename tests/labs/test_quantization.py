@@ -9,6 +9,7 @@ import torch
 
 from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
 from helpers.labs import quantization as lab
+from helpers.labs import quantization_fp8 as fp8lab
 from helpers.labs.analysis import quantization as view
 from helpers.models import quantization as qz
 
@@ -98,18 +99,18 @@ def test_cpu_tier_checks_fp8_and_the_kv_cache_without_timing(cpu_result):
     if not hasattr(torch, "_scaled_mm"):  # the CPU tier says so in one line, and goes on
         assert fp["skipped"] and fp["points"] == []
     else:
-        assert [(p["m"], p["n"], p["k"]) for p in fp["points"]] == lab.fp8_shapes()
+        assert [(p["m"], p["n"], p["k"]) for p in fp["points"]] == fp8lab.fp8_shapes()
         model = qz.fp8_matmul_rel_rms_error()
         for p in fp["points"]:
             assert p["bf16"]["rel_rms_vs_exact"] < 0.01
             for mode in view.FP8_MODES:
-                assert p[mode]["rel_rms_vs_fp32"] <= lab.GEMM_RTOL
+                assert p[mode]["rel_rms_vs_fp32"] <= fp8lab.GEMM_RTOL
                 assert "bench" not in p[mode]
                 assert 0.7 < p[mode]["rel_rms_vs_exact"] / model < 1.3  # a few thousand outputs
     kv = m["kv_decode"]
     assert not kv["timed"] and set(kv["caches"]) == {"bf16", "fp8_e4m3"}
     for e in kv["caches"].values():
-        assert e["chosen"]["rel_max_error"] <= lab.KV_RTOL and "bench" not in e["chosen"]
+        assert e["chosen"]["rel_max_error"] <= fp8lab.KV_RTOL and "bench" not in e["chosen"]
     fp8_err = kv["caches"]["fp8_e4m3"]["chosen"]["rel_rms_vs_bf16_exact"]
     assert kv["caches"]["bf16"]["chosen"]["rel_rms_vs_bf16_exact"] < 0.01 < fp8_err < 0.1
     assert kv["caches"]["bf16"]["cache_bytes"] == 2 * kv["caches"]["fp8_e4m3"]["cache_bytes"]
@@ -152,12 +153,12 @@ def test_the_gpu_path_of_the_fp8_and_kv_measurements_on_the_cpu(cpu_result):
         pytest.skip("this torch has no torch._scaled_mm on the CPU")
     r = copy.deepcopy(cpu_result)
     with use_tier("small"):
-        r["measurements"]["fp8_gemm"] = lab.measure_fp8_gemm(
+        r["measurements"]["fp8_gemm"] = fp8lab.measure_fp8_gemm(
             "cpu", torch.Generator().manual_seed(1), timed=True)
-        r["measurements"]["kv_decode"] = lab.measure_kv_decode(
+        r["measurements"]["kv_decode"] = fp8lab.measure_kv_decode(
             "cpu", torch.Generator().manual_seed(2), timed=True)
     rows = view.fp8_rows(r)
-    assert [(x["m"], x["n"], x["k"]) for x in rows] == lab.fp8_shapes()
+    assert [(x["m"], x["n"], x["k"]) for x in rows] == fp8lab.fp8_shapes()
     assert all(x["fp8_tensor_speedup"] > 0 and x["fp8_row_dyn_speedup"] > 0 for x in rows)
     assert {x["cache"] for x in view.kv_rows(r)} == {"bf16", "fp8_e4m3"}
     numbers = view.fp8_numbers(r)
