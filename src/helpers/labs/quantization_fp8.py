@@ -43,7 +43,8 @@ def fp8_shapes() -> list[tuple[int, int, int]]:
 
 def _device_generator(gen, device: str):
     """A generator on ``device`` seeded from ``gen``: the sweep's large Gaussian inputs are
-    drawn where they live (zero-mean, as the error model assumes; not :func:`uniform`'s)."""
+    drawn where they live, zero-mean as the error model assumes (not
+    :func:`helpers.bench.device.uniform`'s positive values)."""
     import torch
 
     return torch.Generator(device=device).manual_seed(
