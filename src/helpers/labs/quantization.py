@@ -1,6 +1,6 @@
-"""Lab runner: weight-only int8 (and int4) quantization of the book's model: error, memory, speed.
+"""Lab runner: weight-only int8 (and int4) quantization of the book's model, and FP8.
 
-Three measurements, one per question a quantized deployment has to answer:
+Four measurements, one per question a quantized deployment has to answer:
 
 1. **Error and quality.** ``book-lm`` (:func:`helpers.nn.tinylm.load`) is quantized with each
    scheme of :data:`helpers.nn.quantize.SCHEMES` (per-tensor and per-channel int8, int4 with
@@ -22,7 +22,11 @@ Three measurements, one per question a quantized deployment has to answer:
    HBM bandwidth measured by a device-to-device copy
    (:func:`helpers.models.quantization.weight_only_matmul_bytes`).
 
-On a CPU (the small tier) the Triton kernel runs through its interpreter at tiny sizes (checked,
+4. **FP8.** W8A8 GEMMs (``torch._scaled_mm``) against bf16 at prefill shapes, one decode
+   step's attention over an FP8 KV cache against a bf16 one, and the batch each lets fit:
+   :mod:`helpers.labs.quantization_fp8`, whose claims are :data:`FP8_CLAIMS`.
+
+On a CPU (the small tier) the Triton kernels run through the interpreter at tiny sizes (checked,
 not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
 
 Page: ``labs/quantization.md``. Run as
@@ -38,6 +42,7 @@ import math
 
 from helpers import specs
 from helpers.bench import sync
+from helpers.bench.device import copy_rate
 from helpers.labs import core
 from helpers.labs.core import (fastest_config, lab_device, new_result, progress, run_cli,
                                 summarize)
@@ -46,7 +51,7 @@ from helpers.labs.report import Claim
 from helpers.models.quantization import weight_only_matmul_bytes
 
 __all__ = ["LAB", "GPU", "SCHEMES", "QUALITY_TOLERANCE", "SPEED_K", "speed_shape", "speed_rows_m",
-           "layer_errors",
+           "FP8_CLAIMS", "layer_errors",
            "measure_model", "measure_kernel_checks", "measure_speed",
            "run", "reference_or_none", "grade_per_channel", "reference_per_channel", "main"]
 
@@ -65,7 +70,13 @@ SPEED_K = 8192
 LAB = core.Lab(
     "quantization", pages=("labs/quantization.md",),
     sizes={"speed_k": (1024, SPEED_K), "val_windows": (4, None),
-           "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30)},
+           "gen_settings": ((2, 48, 24), (16, 64, 128)), "copy_bytes": (32 * 2**20, 2**30),
+           # (M, N, K): prefill tokens x Llama-3-8B's MLP (up 4096 -> 14336, down 14336 -> 4096)
+           "fp8_shapes": (((64, 96, 128), (33, 40, 72)),
+                          ((4096, 14336, 4096), (8192, 14336, 4096), (16384, 14336, 4096),
+                           (8192, 4096, 14336))),
+           # (sequences, KV heads, cached tokens, head dim): one layer of Llama-3-8B at batch 128
+           "kv_decode_shape": ((2, 3, 70, 32), (128, 8, 4096, 128))},
     budget_s=(0.1, 0.2), warmup_s=(0.02, 0.05), min_reps=(5, 5), flush_cache=True,
     claims=(
         Claim("state_bytes", "bytes of the quantized model's state", "prediction",
@@ -101,6 +112,42 @@ LAB = core.Lab(
                   "stream that mostly reads may run a few % faster than a copy, which also "
                   "writes, hence the allowed overshoot"),
     ))
+#: The FP8 section's claims (issue 19, item 5), by key. They join ``LAB.claims`` once the
+#: shipped H200 reference carries the FP8 measurements: the truth loop
+#: (``tests/labs/test_truth_loop.py``) requires a row of the reference for every declared claim,
+#: and fails on a row whose claim its lab does not declare, so neither step can be skipped.
+#: Until then the page's table holds a reader's GPU run to them.
+FP8_CLAIMS = {c.key: c for c in (
+    Claim("fp8_speedup", "FP8 (E4M3) over bf16 GEMM speed-up at prefill shapes", "bound",
+          model="helpers.models.quantization.low_precision_speedup_bound",
+          ceilings="the datasheet's dense FP8 and BF16 tensor-core peaks "
+                   "(helpers.specs.H200_SXM)",
+          limit="upper", tolerance=0.05,
+          why="both products are compute-bound at these shapes and the FP8 tensor cores "
+              "do twice the bf16 work per clock; FP8 could pass the ratio only by reaching "
+              "a larger share of its peak than cuBLAS's bf16 kernel reaches of its own, "
+              "hence a small allowed overshoot"),
+    Claim("fp8_error", "RMS error of the FP8 product over the RMS of the exact product",
+          "prediction", model="helpers.models.quantization.fp8_matmul_rel_rms_error",
+          ceilings="none: E4M3's 3 mantissa bits for both operands, bf16's 7 for the output",
+          tolerance=0.03,
+          why="the model assumes log-uniform mantissas, and a uniform one gives 4 % less "
+              "error: Gaussian inputs lie between (a float64 simulation of the same "
+              "rounding on the CPU lands 0.4 % under the model); the 256 sampled rows of "
+              "thousands of outputs leave a sampling spread well under 1 %"),
+    Claim("kv_decode_bound", "decode attention time over a KV cache (L2 flushed)", "bound",
+          model="helpers.labs.analysis.quantization.kv_rows",
+          ceilings="the copy rate (read + write) measured in the same run",
+          limit="lower", tolerance=0.05,
+          why="one decode step must read every cached key and value once; a stream that "
+              "only reads may run a few % faster than a copy, which also writes"),
+    Claim("kv_batch", "sequences whose KV cache fits beside Llama-3-8B's bf16 weights",
+          "prediction", model="helpers.models.quantization.kv_max_batch",
+          ceilings="the free device memory the driver reports (cudaMemGetInfo) in the run",
+          tolerance=0.02,
+          why="the allocator hands out whole 2 MiB pages and the driver may keep some "
+              "memory for its page tables: one sequence (1 GiB in bf16) of about 125 is "
+              "0.8 %, so 2 % allows the count to fall short by two"),)}
 #: Largest error of the int8 kernel against float64, relative to the largest |output|, per
 #: activation dtype (the output is rounded to that dtype).
 KERNEL_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}
@@ -270,16 +317,11 @@ def _checked_error(y, x, w_dense_cols, cols) -> float:
 
 
 def _copy_bandwidth(device: str) -> dict:
-    """Device memory bandwidth measured by copying a buffer (bytes read + written per second)."""
-    import torch
-
-    n = int(LAB.size("copy_bytes"))
-    src = torch.randn(n // 4, device=device)
-    dst = torch.empty_like(src)
-    r = LAB.bench(lambda: dst.copy_(src), device, "copy")
-    if not torch.equal(dst[:1000], src[:1000]):
-        raise AssertionError("copy check failed")
-    return {"buffer_bytes": n, "bytes_per_s": 2.0 * n / r.median_s, "bench": summarize(r)}
+    """The device's copy rate (:func:`helpers.bench.device.copy_rate`: bytes read + written per
+    second), the bound of every memory-bound kernel of the run."""
+    r = copy_rate(LAB.size("copy_bytes"), device=device, bench_fn=LAB.bench)
+    return {"buffer_bytes": r.buffer_bytes, "bytes_per_s": r.bytes_per_s,
+            "bench": summarize(r.result)}
 
 
 def measure_speed(device: str, gen) -> dict:
@@ -346,6 +388,7 @@ def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     import torch
 
+    from helpers.labs import quantization_fp8 as fp8  # its measurements use this record
     from helpers.nn import tinylm
 
     device = device or lab_device()
@@ -361,6 +404,9 @@ def run(device: str | None = None) -> dict:
     m["errors"], m["quality"], m["memory"] = measure_model(model, device)
     del model
     m["speed"] = measure_speed(device, gen)
+    m["fp8_gemm"] = fp8.measure_fp8_gemm(device, torch.Generator().manual_seed(2027))
+    m["kv_decode"] = fp8.measure_kv_decode(device, torch.Generator().manual_seed(2028))
+    m["kv_batch"] = fp8.measure_kv_batch(device)
     return result
 
 

@@ -28,7 +28,7 @@ All functions take a format by name (``"fp32"``, ``"tf32"``, ``"bf16"``, ``"fp16
 >>> max_finite("fp8_e4m3"), max_finite("fp8_e5m2")
 (448.0, 57344.0)
 
-Used by: chapters/numerics-and-transformers.md.
+Used by: chapters/numerics-and-transformers.md, labs/quantization.md.
 """
 
 from __future__ import annotations

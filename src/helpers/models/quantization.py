@@ -702,3 +702,297 @@ def weight_only_matmul_bytes(m: int, n: int, k: int, *, weight_bits: float,
 
 
 __all__ += ["weight_only_matmul_bytes"]
+
+
+# --- FP8 (E4M3) W8A8 products and the FP8 KV cache (the quantization lab, issue 19 item 5) ---
+
+def fp8_step(amax: float, fmt: str = "fp8_e4m3", *, margin: int = 0) -> float:
+    r"""Per-tensor FP8 scaling in the step convention (units of the tensor): the value one
+    unit of the FP8 code stands for, the reciprocal of :func:`fp8_tensor_scale`.
+
+    .. math:: s = \frac{\text{amax}\;2^{m}}{x_{\max}}, \qquad
+       x_{\text{fp8}} = \operatorname{cast}(x / s), \qquad \hat x = s\,x_{\text{fp8}}
+       \qquad (x_{\max} = 448\ \text{E4M3},\ 57344\ \text{E5M2})
+
+    This is the factor ``torch._scaled_mm`` takes as ``scale_a`` / ``scale_b`` (it multiplies
+    the FP8 product by them) and Transformer Engine's ``scale_inv``.
+
+    Parameters
+    ----------
+    amax : float
+        Largest magnitude of the tensor (> 0).
+    fmt : {"fp8_e4m3", "fp8_e5m2"}
+        The format.
+    margin : int
+        :math:`m` (>= 0), as in :func:`fp8_tensor_scale`.
+
+    Returns
+    -------
+    float
+        :math:`s`.
+
+    References
+    ----------
+    Micikevicius et al. (2022), "FP8 Formats for Deep Learning", table 1 (E4M3 largest normal
+    448, E5M2 57344) and section 4 (per-tensor scaling).
+
+    Examples
+    --------
+    >>> fp8_step(448.0), fp8_step(3.5) * fp8_tensor_scale(3.5), fp8_step(57344.0, "fp8_e5m2")
+    (1.0, 1.0, 1.0)
+    """
+    return 1.0 / fp8_tensor_scale(amax, fmt, margin=margin)
+
+
+def fp8_quantize(x, *, rowwise: bool = False, fmt: str = "fp8_e4m3"):
+    r"""Absmax FP8 quantization of a 2-D torch tensor: the codes (``torch.float8_e4m3fn`` or
+    ``float8_e5m2``) and the float32 step :math:`s` (:func:`fp8_step`), one for the tensor
+    (shape ``()``) or one per row (shape ``(rows, 1)``), as ``torch._scaled_mm`` takes them.
+
+    .. math:: q = \operatorname{cast}_{\text{fp8}}\bigl(\operatorname{clip}(x / s,
+       -x_{\max}, x_{\max})\bigr), \qquad s = \max|x| / x_{\max}
+
+    The cast rounds to nearest, ties to even (PyTorch's ``Tensor.to``); the clip only catches
+    a value that rounds above :math:`x_{\max}` in float32. A block of zeros gets the step
+    :math:`10^{-12}` (any positive step dequantizes zeros exactly). Torch only (numpy has no
+    FP8 dtype).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        2-D, a float dtype, finite.
+    rowwise : bool
+        One step per row instead of one for the tensor.
+    fmt : {"fp8_e4m3", "fp8_e5m2"}
+        The FP8 format.
+
+    Returns
+    -------
+    (torch.Tensor, torch.Tensor)
+        The codes and the steps; ``codes.float() * steps`` approximates ``x``.
+
+    References
+    ----------
+    Micikevicius et al. (2022), section 4 (per-tensor scaling); PyTorch, ``torch._scaled_mm``
+    (per-tensor or row-wise float32 scales that multiply the product).
+
+    Examples
+    --------
+    >>> import torch
+    >>> q, s = fp8_quantize(torch.tensor([[0.5, -1.75], [3.0, 0.1]]))
+    >>> round(float(s) * 448, 6), q.float().tolist()   # 0.5 / s = 74.7: E4M3's spacing is 8 there
+    (3.0, [[72.0, -256.0], [448.0, 15.0]])
+    """
+    import torch
+
+    _checks.one_of("fmt", fmt, ("fp8_e4m3", "fp8_e5m2"))
+    if not (_is_torch(x) and x.dim() == 2 and x.is_floating_point()):
+        raise ValueError(f"x must be a 2-D floating-point torch tensor, got {type(x).__name__} "
+                         f"of shape {tuple(getattr(x, 'shape', ()))}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x must be finite (no NaN or infinity)")
+    dtype = torch.float8_e4m3fn if fmt == "fp8_e4m3" else torch.float8_e5m2
+    fmax = max_finite(fmt)
+    amax = x.abs().amax(dim=1, keepdim=True) if rowwise else x.abs().amax()
+    step = (amax.float() / fmax).clamp_min(1e-12)
+    codes = (x.float() / step).clamp(-fmax, fmax).to(dtype)
+    return codes, step
+
+
+def relative_rounding_rms(fmt: str = "fp8_e4m3") -> float:
+    r"""RMS relative error of rounding a value to the nearest number of a floating-point format
+    (dimensionless), for values far from underflow and overflow whose mantissas follow the
+    log-uniform (Benford) law.
+
+    .. math:: \delta = \frac{\varepsilon}{\sqrt{12}}\sqrt{\mathbb{E}\!\left[m^{-2}\right]}
+       = \frac{\varepsilon}{\sqrt{12}}\sqrt{\frac{3}{8\ln 2}}, \qquad \varepsilon = 2^{-p}
+       \qquad (m \in [1, 2),\ p \text{ mantissa bits})
+
+    A value :math:`x = m\,2^e` rounds with an absolute error uniform over one spacing
+    :math:`\varepsilon\,2^e`, of variance :math:`\varepsilon^2 4^e/12`; over :math:`x^2` and
+    averaged over the mantissa's density :math:`1/(m \ln 2)`,
+    :math:`\mathbb{E}[m^{-2}] = 3/(8\ln 2) = 0.541`. E4M3 (:math:`p = 3`): 0.0265; bf16
+    (:math:`p = 7`): 0.00166.
+
+    Parameters
+    ----------
+    fmt : str
+        A float format of :mod:`helpers.models.numerics` (``"fp8_e4m3"``, ``"bf16"``, ...).
+
+    Returns
+    -------
+    float
+        :math:`\delta`.
+
+    Assumptions
+    -----------
+    No subnormals or clipping (an absmax-scaled Gaussian tensor puts a few millionths of its
+    values below E4M3's smallest normal); log-uniform mantissas (a uniform mantissa gives
+    :math:`\mathbb{E}[m^{-2}] = 1/2`, 4 % less :math:`\delta`).
+
+    References
+    ----------
+    Widrow and Kollár (2008), the uniform quantizer's noise variance :math:`q^2/12`; Higham
+    (2002), section 2.1 (spacing :math:`\varepsilon = 2^{-p}`); Hamming (1970), the
+    log-uniform law of mantissas.
+
+    Examples
+    --------
+    >>> round(relative_rounding_rms("fp8_e4m3"), 4), round(relative_rounding_rms("bf16"), 5)
+    (0.0265, 0.00166)
+    """
+    from .numerics import machine_epsilon
+
+    eps = machine_epsilon(fmt)
+    return eps / math.sqrt(12.0) * math.sqrt(3.0 / (8.0 * math.log(2.0)))
+
+
+def fp8_matmul_rel_rms_error(a_fmt: str = "fp8_e4m3", b_fmt: str = "fp8_e4m3",
+                             out_fmt: str = "bf16") -> float:
+    r"""RMS error of a matrix product whose operands were rounded to ``a_fmt`` and ``b_fmt``
+    and whose output is rounded to ``out_fmt``, over the RMS of the exact product
+    (dimensionless).
+
+    .. math:: \frac{\operatorname{rms}(\hat y - y)}{\operatorname{rms}(y)} =
+       \sqrt{\delta_a^2 + \delta_b^2 + \delta_{\text{out}}^2}
+
+    Each term :math:`x_k w_k` carries the relative errors :math:`\alpha_k + \beta_k` of its two
+    roundings (:func:`relative_rounding_rms`). For zero-mean operands independent of each
+    other, :math:`\mathbb{E}[y^2] = \sum_k \mathbb{E}[x_k^2 w_k^2]` and the error
+    :math:`\sum_k x_k w_k (\alpha_k + \beta_k)` has variance
+    :math:`(\delta_a^2 + \delta_b^2)\sum_k \mathbb{E}[x_k^2 w_k^2]`: the error grows as
+    :math:`\sqrt{K}`, like the product, so the ratio does not depend on :math:`K`.
+    Accumulation in fp32 adds nothing visible. E4M3 times E4M3 into bf16: 0.0376.
+
+    Parameters
+    ----------
+    a_fmt, b_fmt, out_fmt : str
+        Float formats of :mod:`helpers.models.numerics`.
+
+    Returns
+    -------
+    float
+        The relative RMS error.
+
+    Assumptions
+    -----------
+    As :func:`relative_rounding_rms` for each operand; rounding errors independent of the
+    values and of each other; zero-mean operands (a product with a large mean, such as all
+    positive inputs, has errors that are small beside a larger :math:`|y|`).
+
+    References
+    ----------
+    Higham (2002), section 3.1 (first-order error of an inner product of perturbed
+    operands); Micikevicius et al. (2022), table 1 (E4M3: 3 mantissa bits).
+
+    Examples
+    --------
+    >>> round(fp8_matmul_rel_rms_error(), 4)
+    0.0376
+    """
+    return math.sqrt(relative_rounding_rms(a_fmt) ** 2 + relative_rounding_rms(b_fmt) ** 2
+                     + relative_rounding_rms(out_fmt) ** 2)
+
+
+def low_precision_speedup_bound(low_peak_flop_per_s: float, high_peak_flop_per_s: float) -> float:
+    r"""Upper bound on the speed-up of a compute-bound GEMM moved to a lower precision: the
+    ratio of the two datasheet dense tensor-core peaks (dimensionless).
+
+    .. math:: S = \frac{T_{\text{high}}}{T_{\text{low}}} \le \frac{P_{\text{low}}}{P_{\text{high}}}
+
+    A large GEMM runs at a fraction of its precision's peak; unless the low-precision kernel
+    reaches a larger fraction of its peak than the high-precision one of its own, the
+    speed-up is at most the ratio of the peaks (2 on Hopper: 1978.9 against 989.4 TFLOP/s
+    dense).
+
+    Parameters
+    ----------
+    low_peak_flop_per_s, high_peak_flop_per_s : float
+        Dense peaks of the low and the high precision (> 0), from :mod:`helpers.specs`.
+
+    Returns
+    -------
+    float
+        The bound.
+
+    Assumptions
+    -----------
+    Compute-bound shapes (intensity far above both ridges), the same clock for both; the
+    time to quantize the activations is not counted.
+
+    References
+    ----------
+    NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), table 2 (dense FP8 twice dense
+    BF16 per SM per clock); NVIDIA H200 datasheet (2023).
+
+    Examples
+    --------
+    >>> from helpers import specs
+    >>> g = specs.H200_SXM
+    >>> round(low_precision_speedup_bound(g.peak_flop_per_s("fp8"), g.peak_flop_per_s("bf16")), 3)
+    2.0
+    """
+    lo = _checks.positive("low_peak_flop_per_s", low_peak_flop_per_s)
+    hi = _checks.positive("high_peak_flop_per_s", high_peak_flop_per_s)
+    return _checks.finite_ratio("low_peak_flop_per_s", lo, "high_peak_flop_per_s", hi)
+
+
+def kv_max_batch(memory_bytes: float, weight_bytes: float, kv_bytes_per_token: float,
+                 context_len: int) -> int:
+    r"""The most sequences of ``context_len`` tokens whose KV cache fits beside the weights in
+    ``memory_bytes`` (a count).
+
+    .. math:: B_{\max} = \left\lfloor \frac{M - W}{Q_{kv}\,S} \right\rfloor
+
+    with :math:`Q_{kv}` the KV bytes per token
+    (:func:`helpers.models.transformer.kv_cache_bytes_per_token`: 2 bytes per element in bf16,
+    1 in FP8) and :math:`S` tokens per sequence. Halving the element doubles :math:`B_{\max}`
+    (up to the floor).
+
+    Parameters
+    ----------
+    memory_bytes : float
+        :math:`M`, memory for the weights and the cache (> 0: a datasheet capacity, or what
+        the driver reports free).
+    weight_bytes : float
+        :math:`W` (>= 0, at most ``memory_bytes``).
+    kv_bytes_per_token : float
+        :math:`Q_{kv}` (> 0).
+    context_len : int
+        :math:`S` (>= 1).
+
+    Returns
+    -------
+    int
+        :math:`B_{\max}` (0 when one sequence does not fit).
+
+    Assumptions
+    -----------
+    Every sequence holds the whole context (paged allocation with no waste; Kwon et al.
+    2023); nothing else (activations, the runtime's workspace) takes memory; per-tensor FP8
+    scales (a few bytes per layer) are left out.
+
+    References
+    ----------
+    Kwon et al. (2023), section 3 (the KV cache limits the batch); vLLM documentation,
+    "Quantized KV Cache" (FP8 E4M3 halves the KV bytes of bf16).
+
+    Examples
+    --------
+    Llama-3-8B (128 KiB per token in bf16, 64 KiB in FP8), 16 GB of weights, 120 GB in all,
+    8192 tokens per sequence:
+
+    >>> kv_max_batch(120e9, 16e9, 131072, 8192), kv_max_batch(120e9, 16e9, 65536, 8192)
+    (96, 193)
+    """
+    m = _checks.positive("memory_bytes", memory_bytes)
+    w = _checks.positive("weight_bytes", weight_bytes, allow_zero=True)
+    if w > m:
+        raise ValueError(f"weight_bytes must be at most memory_bytes ({m:g}), got {weight_bytes!r}")
+    q = _checks.positive("kv_bytes_per_token", kv_bytes_per_token)
+    s = _positive_int("context_len", context_len)
+    return int(math.floor((m - w) / (q * s)))
+
+
+__all__ += ["fp8_step", "fp8_quantize", "relative_rounding_rms", "fp8_matmul_rel_rms_error",
+            "low_precision_speedup_bound", "kv_max_batch"]
