@@ -351,3 +351,16 @@ def test_a_table_names_the_card_of_its_reference_column():
     head = str(t).splitlines()[0].split()
     assert "H100" in head and "H200" not in head and head[-2:] == ["vs", "H100"]
     assert "<th>vs H100</th>" in t._repr_html_()
+
+
+def test_runs_on_another_card_are_kept_apart_and_listed():
+    files = sorted(core.OTHER_CARD_DIR.glob("*.json"))
+    readme = (core.OTHER_CARD_DIR / "README.md").read_text()
+    for path in files:
+        data = core.load_result(path)
+        assert data["lab"] == path.stem and data["tier"] == "gpu"
+        assert "H200" not in data["provenance"]["device_name"], f"{path.name} belongs in h200/"
+        assert data["provenance"]["commit"], f"{path.name} does not name the measured commit"
+        assert f"`{path.name}`" in readme, f"{path.name} is not listed in {core.OTHER_CARD_DIR}/README.md"
+        assert core.other_card_result(path.stem) == data
+    assert core.other_card_result("no_such_lab") is None

@@ -9,7 +9,7 @@ import torch
 
 from helpers.kernels import int8_gemv  # noqa: F401  (before triton: the interpreter on a CPU)
 from helpers.labs import quantization as lab
-from helpers.labs import quantization_fp8 as fp8lab
+from helpers.labs.quantization import fp8 as fp8lab
 from helpers.labs.analysis import quantization as view
 from helpers.models import quantization as qz
 

@@ -21,7 +21,7 @@ of sequences there are enough programs to fill the GPU).
 >>> bool(torch.allclose(o.double(), decode_attention_reference(q, k, v), atol=1e-5))
 True
 
-:mod:`helpers.labs.quantization_fp8` runs it (labs/quantization.md shows the results).
+:mod:`helpers.labs.quantization.fp8` runs it (labs/quantization.md shows the results).
 
 Library only: no page imports it.
 """

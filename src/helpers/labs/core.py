@@ -57,7 +57,7 @@ from .report import Claim
 
 __all__ = ["SCHEMA", "ROOT", "REFERENCE_DIR", "Lab", "MISSING", "fmt", "page_numbers", "tier", "lab_device", "announce", "new_result",
            "summarize", "save_result", "load_result", "reference_path", "load_reference",
-           "reference_or_none",
+           "reference_or_none", "OTHER_CARD_DIR", "other_card_result",
            "progress", "fastest_config", "NoConfigRan", "run_cli", "provenance_line", "cpu_threads"]
 
 #: Version of the result-file layout; bump it when a field changes meaning.
@@ -66,6 +66,10 @@ SCHEMA = 1
 ROOT = book.ROOT
 #: Where the results measured on a real H200 are committed.
 REFERENCE_DIR = ROOT / "labs" / "reference" / "h200"
+#: Runs made on an H100 when the device pool lent that card instead of an H200, committed as
+#: their runner wrote them; never read as H200 references (the truth loop and the status page
+#: read :data:`REFERENCE_DIR` only), shown on a page under their card's name.
+OTHER_CARD_DIR = ROOT / "labs" / "reference" / "h100"
 
 
 #: What a page shows in place of a number the H200 reference (or this machine) has not
@@ -351,6 +355,13 @@ def reference_or_none(lab: Lab | str) -> dict | None:
         return load_reference(lab)
     except FileNotFoundError:
         return None
+
+
+def other_card_result(lab: Lab | str) -> dict | None:
+    """The run of ``lab`` kept in :data:`OTHER_CARD_DIR` (checked by :func:`load_result`), or
+    None if there is none: what a page shows, under the card's name, until an H200 run lands."""
+    path = OTHER_CARD_DIR / f"{_lab_name(lab)}.json"
+    return load_result(path) if path.exists() else None
 
 
 def progress(iterable: Iterable, desc: str, total: int | None = None):

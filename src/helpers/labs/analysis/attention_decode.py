@@ -17,19 +17,8 @@ from helpers.labs.attention.decode import LAB, PREDICTED_FROM
 from helpers.labs.report import Row, Table
 from helpers.models import roofline
 
-__all__ = ["OTHER_CARD_RESULT", "other_card_result", "datasheet", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
+__all__ = ["datasheet", "point_rows", "point_at", "comparison_rows", "comparison_table", "describe",
            "prose_numbers"]
-
-
-#: The section's run on an H100 (the card lent when it was measured), kept beside the H200
-#: references until the H200 measures this lab; it is never read as an H200 reference.
-OTHER_CARD_RESULT = core.REFERENCE_DIR.parent / "h100" / "attention_decode.json"
-
-
-def other_card_result() -> dict | None:
-    """The shipped run of this section on another card than the H200 (:data:`OTHER_CARD_RESULT`,
-    checked by :func:`helpers.labs.core.load_result`), or None if there is none."""
-    return core.load_result(OTHER_CARD_RESULT) if OTHER_CARD_RESULT.exists() else None
 
 
 def datasheet(result: dict) -> specs.GPUSpec:

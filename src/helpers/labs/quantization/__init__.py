@@ -24,7 +24,7 @@ Four measurements, one per question a quantized deployment has to answer:
 
 4. **FP8.** W8A8 GEMMs (``torch._scaled_mm``) against bf16 at prefill shapes, one decode
    step's attention over an FP8 KV cache against a bf16 one, and the batch each lets fit:
-   :mod:`helpers.labs.quantization_fp8`, whose claims are :data:`FP8_CLAIMS`.
+   :mod:`helpers.labs.quantization.fp8`, whose claims are :data:`FP8_CLAIMS`.
 
 On a CPU (the small tier) the Triton kernels run through the interpreter at tiny sizes (checked,
 not timed), and the torch paths are timed at ``K = N = 1024`` in fp32, marked as such.
@@ -388,7 +388,7 @@ def run(device: str | None = None) -> dict:
     """Measure everything this lab reports on ``device`` and return the result dict."""
     import torch
 
-    from helpers.labs import quantization_fp8 as fp8  # its measurements use this record
+    from helpers.labs.quantization import fp8  # its measurements use this record
     from helpers.nn import tinylm
 
     device = device or lab_device()
