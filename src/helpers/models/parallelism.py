@@ -630,11 +630,9 @@ def pipeline_p2p_bytes_per_rank(*, n_tokens: int, d_model: int, n_microbatches: 
     >>> pipeline_p2p_bytes_per_rank(n_tokens=2048, d_model=4096, n_microbatches=8) / 2**20
     256.0
     """
-    t_ = _positive_int("n_tokens", n_tokens)
-    h = _positive_int("d_model", d_model)
-    m = _positive_int("n_microbatches", n_microbatches)
-    b = _positive("bytes_per_element", bytes_per_element)
-    return 2.0 * m * t_ * h * b
+    return 2.0 * pipeline_p2p_bytes_per_direction(n_tokens=n_tokens, d_model=d_model,
+                                                  n_microbatches=n_microbatches,
+                                                  bytes_per_element=bytes_per_element)
 
 
 def pipeline_p2p_bytes_per_direction(*, n_tokens: int, d_model: int, n_microbatches: int,
