@@ -786,6 +786,7 @@ def fp8_quantize(x, *, rowwise: bool = False, fmt: str = "fp8_e4m3"):
     import torch
 
     _checks.one_of("fmt", fmt, ("fp8_e4m3", "fp8_e5m2"))
+    rowwise = _checks.boolean("rowwise", rowwise)
     if not (_is_torch(x) and x.dim() == 2 and x.is_floating_point()):
         raise ValueError(f"x must be a 2-D floating-point torch tensor, got {type(x).__name__} "
                          f"of shape {tuple(getattr(x, 'shape', ()))}")
@@ -890,6 +891,10 @@ def fp8_matmul_rel_rms_error(a_fmt: str = "fp8_e4m3", b_fmt: str = "fp8_e4m3",
     >>> round(fp8_matmul_rel_rms_error(), 4)
     0.0376
     """
+    from .numerics import FORMATS
+
+    for name, fmt in (("a_fmt", a_fmt), ("b_fmt", b_fmt), ("out_fmt", out_fmt)):
+        _checks.one_of(name, fmt, FORMATS)
     return math.sqrt(relative_rounding_rms(a_fmt) ** 2 + relative_rounding_rms(b_fmt) ** 2
                      + relative_rounding_rms(out_fmt) ** 2)
 
@@ -991,7 +996,11 @@ def kv_max_batch(memory_bytes: float, weight_bytes: float, kv_bytes_per_token: f
         raise ValueError(f"weight_bytes must be at most memory_bytes ({m:g}), got {weight_bytes!r}")
     q = _checks.positive("kv_bytes_per_token", kv_bytes_per_token)
     s = _positive_int("context_len", context_len)
-    return int(math.floor((m - w) / (q * s)))
+    batch = (m - w) / (q * s)
+    if not math.isfinite(batch):
+        raise ValueError(f"kv_bytes_per_token times context_len must be a size that fits a "
+                         f"finite batch, got {kv_bytes_per_token!r} x {context_len!r}")
+    return int(math.floor(batch))
 
 
 __all__ += ["fp8_step", "fp8_quantize", "relative_rounding_rms", "fp8_matmul_rel_rms_error",
