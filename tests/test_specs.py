@@ -106,6 +106,20 @@ def test_published_architecture_values():
     assert h2.hbm_bus_width_bits is None
 
 
+def test_shared_memory_one_block_can_address():
+    # CUDA C++ Programming Guide, "Shared Memory" per compute capability: a single thread
+    # block addresses up to 96 KB on 7.0, 163 KB on 8.0 and 227 KB on 9.0; the Hopper Tuning
+    # Guide: CUDA reserves 1 KB per block, so one block gets the carve-out less 1 KB from 8.0 on.
+    printed = [(specs.V100_SXM2_32GB, 96), (specs.A100_SXM_80GB, 163), (specs.H100_SXM, 227),
+               (specs.H200_SXM, 227)]
+    for gpu, kb in printed:
+        assert gpu.max_smem_bytes_per_block == kb * 2**10, gpu.name
+    for gpu in (specs.A100_SXM_80GB, specs.H100_SXM):
+        assert gpu.max_smem_bytes_per_sm - gpu.max_smem_bytes_per_block == 2**10
+    with pytest.raises(ValueError, match="max_smem_bytes_per_block"):
+        dataclasses.replace(specs.H100_SXM, max_smem_bytes_per_block=229 * 2**10)
+
+
 def test_invalid_architecture_fields_are_rejected():
     h100 = specs.H100_SXM
     with pytest.raises(ValueError, match="boost_clock_hz"):

@@ -107,6 +107,9 @@ class GPUSpec:
     register_file_bytes_per_sm: float | None = None
     l1_smem_bytes_per_sm: float | None = None  # combined L1 data cache / shared memory
     max_smem_bytes_per_sm: float | None = None  # the largest shared-memory carve-out
+    #: the most shared memory one thread block can address (the carve-out less the 1 KiB CUDA
+    #: reserves per block from compute capability 8.0 on; dynamic allocation, opt-in above 48 KiB)
+    max_smem_bytes_per_block: float | None = None
     smem_bytes_per_clock_per_sm: float | None = None  # 32 banks x 4 bytes per clock
     l2_bytes: float | None = None
     hbm_bus_width_bits: int | None = None
@@ -154,6 +157,9 @@ class GPUSpec:
         if (self.max_smem_bytes_per_sm is not None and self.l1_smem_bytes_per_sm is not None
                 and self.max_smem_bytes_per_sm > self.l1_smem_bytes_per_sm):
             raise ValueError(f"{self.name}: max_smem_bytes_per_sm exceeds l1_smem_bytes_per_sm")
+        if (self.max_smem_bytes_per_block is not None and self.max_smem_bytes_per_sm is not None
+                and self.max_smem_bytes_per_block > self.max_smem_bytes_per_sm):
+            raise ValueError(f"{self.name}: max_smem_bytes_per_block exceeds max_smem_bytes_per_sm")
         if any(getattr(self, n) is not None for n in ("boost_clock_hz", "fp32_lanes_per_sm",
                                                       "l2_bytes")) and not self.arch_source:
             raise ValueError(f"{self.name}: architecture fields need an arch_source")
@@ -191,6 +197,10 @@ class GPUSpec:
 _CUDA_GPUS = "https://developer.nvidia.com/cuda-gpus (compute capability list)"
 _SMEM_BANKS = ("Shared memory: 32 banks of 32 bits each per clock, CUDA C++ Programming Guide, "
                "compute capability 5.x and later, 'Shared Memory'")
+_SMEM_PER_BLOCK = ("shared memory one thread block can address: CUDA C++ Programming Guide, "
+                   "'Shared Memory' of compute capability 7.x (96 KB), 8.x (163 KB for 8.0) and "
+                   "9.0 (227 KB); NVIDIA Hopper Tuning Guide, 'Unified Shared Memory/L1/Texture "
+                   "Cache' (CUDA reserves 1 KB of shared memory per thread block)")
 
 _AMPERE_SM = dict(
     compute_capability=(8, 0),
@@ -205,6 +215,7 @@ _AMPERE_SM = dict(
     register_file_bytes_per_sm=256 * KiB,
     l1_smem_bytes_per_sm=192 * KiB,
     max_smem_bytes_per_sm=164 * KiB,
+    max_smem_bytes_per_block=163 * KiB,
     smem_bytes_per_clock_per_sm=32 * 4,
     l2_bytes=40 * MiB,
     hbm_bus_width_bits=5120,
@@ -212,7 +223,7 @@ _AMPERE_SM = dict(
                  "(comparison of data center GPUs: SMs, FP32/FP64 cores and Tensor Cores per SM, "
                  "boost clock, 5120-bit memory interface, L2, shared memory, register file), "
                  "Table 2 (dense FMA per clock per SM by precision); " + _CUDA_GPUS + "; "
-                 + _SMEM_BANKS),
+                 + _SMEM_BANKS + "; " + _SMEM_PER_BLOCK),
     arch_retrieved="2026-11-30",
 )
 
@@ -229,6 +240,7 @@ _HOPPER_SXM = dict(
     register_file_bytes_per_sm=256 * KiB,
     l1_smem_bytes_per_sm=256 * KiB,
     max_smem_bytes_per_sm=228 * KiB,
+    max_smem_bytes_per_block=227 * KiB,
     smem_bytes_per_clock_per_sm=32 * 4,
     l2_bytes=50 * MiB,
     arch_source=("NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): Table 3 "
@@ -236,7 +248,8 @@ _HOPPER_SXM = dict(
                  "Cores per SM, boost clock 1830 MHz for FP8/FP16/BF16/TF32 Tensor Core work and "
                  "1980 MHz for FP64/FP32, 5120-bit HBM3, 50 MB L2, shared memory up to 228 KB, "
                  "256 KB register file per SM); 'H100 SM architecture' (2x the A100 SM's dense "
-                 "MMA rate per clock, 4x with FP8); " + _CUDA_GPUS + "; " + _SMEM_BANKS),
+                 "MMA rate per clock, 4x with FP8); " + _CUDA_GPUS + "; " + _SMEM_BANKS + "; "
+                 + _SMEM_PER_BLOCK),
     arch_retrieved="2026-11-30",
 )
 
@@ -368,6 +381,7 @@ V100_SXM2_32GB = GPUSpec(
     register_file_bytes_per_sm=256 * KiB,
     l1_smem_bytes_per_sm=128 * KiB,
     max_smem_bytes_per_sm=96 * KiB,
+    max_smem_bytes_per_block=96 * KiB,
     smem_bytes_per_clock_per_sm=32 * 4,
     l2_bytes=6144 * KiB,
     hbm_bus_width_bits=4096,
@@ -376,7 +390,7 @@ V100_SXM2_32GB = GPUSpec(
                  "MHz, peak FP32 15.7, FP64 7.8, Tensor 125 TFLOPS, 4096-bit HBM2, L2 6144 KB, "
                  "shared memory configurable up to 96 KB of a 128 KB L1, 256 KB register file "
                  "per SM) and 'Tensor Cores' (64 FMA per clock per Tensor Core); " + _CUDA_GPUS
-                 + "; " + _SMEM_BANKS),
+                 + "; " + _SMEM_BANKS + "; " + _SMEM_PER_BLOCK),
     arch_retrieved="2026-12-01",
     arch_note="NVIDIA's first announcement (May 2017) printed a 1455 MHz boost clock and 15 / "
               "7.5 / 120 TFLOPS; the shipped part and its datasheet use 1530 MHz and 15.7 / "
