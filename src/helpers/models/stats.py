@@ -735,16 +735,12 @@ def least_squares(design, target) -> list[float]:
     [1.0, 2.0]
     """
     def floats(name, seq):
-        if isinstance(seq, (str, bytes)) or not hasattr(seq, "__iter__"):
-            raise ValueError(f"{name} must be a sequence of numbers, got {seq!r}")
         try:
-            return [float(v) for v in seq]
+            return [float(v) for v in _checks.sequence(name, seq)]
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold numbers only, got {seq!r}") from None
+            raise ValueError(f"{name} must be a sequence of numbers, got {seq!r}") from None
 
-    if isinstance(design, (str, bytes)) or not hasattr(design, "__iter__"):
-        raise ValueError(f"design must be a sequence of rows of numbers, got {design!r}")
-    a = [floats("design (each row)", row) for row in design]
+    a = [floats("design (each row)", row) for row in _checks.sequence("design", design)]
     y = floats("target", target)
     m = len(a)
     n = len(a[0]) if m else 0
